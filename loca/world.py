@@ -1,0 +1,138 @@
+"""The world directory: `world.json`, `state.sqlite`, `workspace/`, `truth/` (and a private
+`scratch/` for the servers). Everything needed to serve, replay or re-check an episode."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loca.clock import VirtualClock, parse_instant
+from loca.rng import WorldRng
+
+WORLD_FILE = "world.json"
+STATE_FILE = "state.sqlite"
+
+
+class WorldMeta(BaseModel):
+    """The content of `world.json`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    seed: int
+    params: dict[str, Any]
+    now: str = Field(description="the virtual clock's t0, ISO 8601 with offset")
+    tz: str = "UTC"
+    tick_s: int = 1
+    target_tokens: int | None = None
+    env_description_tokens: int | None = None
+    generator_version: str
+    content_hash: str = ""
+    max_output_chars: int = 200_000
+    accounts: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class World:
+    """A world on disk. Cheap to construct; servers, checkers and the env all take one."""
+
+    def __init__(self, root: Path, meta: WorldMeta) -> None:
+        self.root = Path(root)
+        self.meta = meta
+
+    @classmethod
+    def load(cls, root: str | Path) -> World:
+        root = Path(root)
+        path = root / WORLD_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"not a world directory (no {WORLD_FILE}): {root}")
+        return cls(root, WorldMeta.model_validate_json(path.read_text(encoding="utf-8")))
+
+    def save(self) -> None:
+        write_text_atomic(self.root / WORLD_FILE, self.meta.model_dump_json(indent=2) + "\n")
+
+    @property
+    def task(self) -> str:
+        return self.meta.task
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / STATE_FILE
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def truth_dir(self) -> Path:
+        return self.root / "truth"
+
+    @property
+    def scratch(self) -> Path:
+        return self.root / "scratch"
+
+    @property
+    def clock(self) -> VirtualClock:
+        return VirtualClock(parse_instant(self.meta.now), self.meta.tz, self.meta.tick_s)
+
+    @property
+    def rng(self) -> WorldRng:
+        return WorldRng(self.meta.task, self.meta.seed)
+
+    def read_truth(self, name: str = "truth.json") -> Any:
+        return json.loads((self.truth_dir / name).read_text(encoding="utf-8"))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory, fsync, then rename."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _db_digest(path: Path, h: Any) -> None:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        for table in tables:
+            h.update(f"\x1etable {table}\n".encode())
+            for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
+                h.update(json.dumps([v.hex() if isinstance(v, bytes) else v for v in row],
+                                    ensure_ascii=False).encode())
+                h.update(b"\n")
+    finally:
+        conn.close()
+
+
+def _tree_digest(root: Path, h: Any) -> None:
+    if not root.exists():
+        return
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(f"\x1efile {path.relative_to(root).as_posix()}\n".encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+
+
+def content_hash(world: World) -> str:
+    """sha256 of what the world holds: identity, database rows, workspace and truth files.
+    Measured and derived fields of `world.json` (length, hash) are left out."""
+    h = hashlib.sha256()
+    ident = world.meta.model_dump(include={"task", "seed", "params", "now", "tz", "tick_s",
+                                           "generator_version", "accounts"})
+    h.update(json.dumps(ident, sort_keys=True).encode())
+    _db_digest(world.state_path, h)
+    _tree_digest(world.workspace, h)
+    _tree_digest(world.truth_dir, h)
+    return h.hexdigest()

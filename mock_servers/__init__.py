@@ -1,0 +1,28 @@
+"""Mock MCP servers over a world's SQLite state. `SERVERS` maps a server type to its module;
+each module exposes `toolbox` (its tool definitions) and `build(world, config=None) -> FastMCP`."""
+
+from __future__ import annotations
+
+import importlib
+
+from mock_servers.core.toolkit import Toolbox
+
+SERVERS: dict[str, str] = {
+    "canvas": "mock_servers.canvas",
+    "email": "mock_servers.email",
+    "excel": "mock_servers.excel",
+    "filesystem": "mock_servers.filesystem",
+    "claim_done": "mock_servers.claim_done",
+}
+
+
+def load_toolbox(server: str) -> Toolbox:
+    if server not in SERVERS:
+        raise KeyError(f"unknown server '{server}'; known: {', '.join(sorted(SERVERS))}")
+    return importlib.import_module(SERVERS[server]).toolbox
+
+
+def import_all_models() -> None:
+    """Import every server module so all SQLModel tables are registered on the metadata."""
+    for name in SERVERS:
+        importlib.import_module(SERVERS[name])

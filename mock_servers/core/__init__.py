@@ -1,0 +1,1 @@
+"""What every mock server shares: database access, the tool toolkit, errors, paging, files."""

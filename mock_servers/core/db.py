@@ -1,0 +1,69 @@
+"""SQLite through SQLModel: one file per world, WAL, one transaction per tool call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, SQLModel, create_engine
+
+_WRITE = "loca_write"
+
+
+def _configure(engine: Engine, readonly: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        cur = dbapi_conn.cursor()
+        if not readonly:
+            cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=5000")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
+        write = conn.get_execution_options().get(_WRITE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+class Database:
+    """The world's `state.sqlite`. `read()` and `write()` each give a Session inside one
+    transaction; a write transaction takes the lock up front (BEGIN IMMEDIATE) and rolls
+    back entirely if the block raises."""
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = Path(path)
+        url = f"sqlite:///file:{self.path}?mode=ro&uri=true" if readonly else f"sqlite:///{self.path}"
+        self.engine = create_engine(url, connect_args={"check_same_thread": False})
+        _configure(self.engine, readonly)
+        self._write_engine = self.engine.execution_options(**{_WRITE: True})
+
+    def create_tables(self, prefixes: list[str]) -> None:
+        """Create the registered tables whose names start with one of `prefixes` (a server's
+        tables are named `<server>_...`; import its models first)."""
+        tables = [t for name, t in SQLModel.metadata.tables.items()
+                  if any(name.startswith(p) for p in prefixes)]
+        SQLModel.metadata.create_all(self.engine, tables=tables)
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        with Session(self.engine) as session:
+            yield session
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        with Session(self._write_engine, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    def dispose(self) -> None:
+        self.engine.dispose()

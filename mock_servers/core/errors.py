@@ -1,0 +1,79 @@
+"""Tool errors: `Error [CODE]: <tool>: <message>` with an optional `Hint:` line."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from pydantic import ValidationError as PydanticValidationError
+
+
+class Code(str, Enum):
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    NOT_FOUND = "NOT_FOUND"
+    ALREADY_EXISTS = "ALREADY_EXISTS"
+    FAILED_PRECONDITION = "FAILED_PRECONDITION"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    UNIMPLEMENTED = "UNIMPLEMENTED"
+    INTERNAL = "INTERNAL"
+
+
+class ToolFailure(Exception):
+    """Raised by tool and domain code for every expected failure. The toolkit turns it into an
+    MCP error result; the tool name is filled in there."""
+
+    def __init__(self, code: Code, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+
+def invalid(message: str, hint: str | None = None) -> ToolFailure:
+    return ToolFailure(Code.INVALID_ARGUMENT, message, hint)
+
+
+def not_found(message: str, hint: str | None = None) -> ToolFailure:
+    return ToolFailure(Code.NOT_FOUND, message, hint)
+
+
+def denied(message: str, hint: str | None = None) -> ToolFailure:
+    return ToolFailure(Code.PERMISSION_DENIED, message, hint)
+
+
+def format_error(tool: str, code: Code | str, message: str, hint: str | None = None) -> str:
+    code_text = code.value if isinstance(code, Code) else code
+    text = f"Error [{code_text}]: {tool}: {message}"
+    return f"{text}\nHint: {hint}" if hint else text
+
+
+_HOST_PATH = re.compile(r"(/[\w.\-]+){2,}")
+
+
+def strip_host_paths(text: str) -> str:
+    return _HOST_PATH.sub("<path>", text)
+
+
+def _describe_value(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def format_validation_error(tool: str, exc: PydanticValidationError, allowed: list[str]) -> str:
+    """Rewrite pydantic's argument errors into one readable INVALID_ARGUMENT message."""
+    problems: list[str] = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ()) if p != "args"]
+        param = ".".join(loc) or "arguments"
+        kind = err.get("type", "")
+        if kind == "unexpected_keyword_argument":
+            problems.append(f"unknown parameter '{param}'; allowed: {', '.join(allowed) or 'none'}")
+        elif kind in ("missing_argument", "missing"):
+            problems.append(f"missing required parameter '{param}'")
+        else:
+            msg = err.get("msg", "invalid value")
+            problems.append(f"parameter '{param}': {msg} (received {_describe_value(err.get('input'))})")
+    return format_error(tool, Code.INVALID_ARGUMENT, "; ".join(problems))

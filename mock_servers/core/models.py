@@ -1,0 +1,21 @@
+"""Tables every world has, whatever its servers."""
+
+from __future__ import annotations
+
+from sqlmodel import Field, SQLModel
+
+
+class ClockState(SQLModel, table=True):
+    """How many write calls have committed: the virtual clock's position."""
+
+    __tablename__ = "core_clock"
+    id: int = Field(default=1, primary_key=True)
+    writes: int = 0
+
+
+class ClaimRecord(SQLModel, table=True):
+    """Set when the agent calls claim_done (idempotent: the first claim is kept)."""
+
+    __tablename__ = "core_claim"
+    id: int = Field(default=1, primary_key=True)
+    claimed_at: str

@@ -1,0 +1,266 @@
+"""Define a server's tools once as plain functions; get a real FastMCP app and a fast
+in-process dispatcher from the same definitions.
+
+    toolbox = Toolbox("canvas")
+
+    @toolbox.tool(rw="read", core=True)
+    def canvas_get_course(call: Call, course_id: Annotated[Int, Field(description="...")]) -> dict:
+        "Get one course."
+        ...
+
+Each call runs in one database transaction (BEGIN IMMEDIATE for write tools, rolled back on
+any failure). A tool returns a dict/list (sent as compact JSON, capped structurally) or a str
+(plain text, capped at a line boundary). Failures are `ToolFailure`s; anything else becomes
+`Error [INTERNAL]`. Argument errors are rewritten into the same `Error [CODE]` format on both
+paths (MCP middleware and `ServerRuntime.call`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import NotFoundError, ToolError
+from fastmcp.exceptions import ValidationError as FastMCPValidationError
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+from fastmcp.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import ValidationError as PydanticValidationError
+from sqlmodel import Session
+
+from loca.world import World
+from mock_servers.core.db import Database
+from mock_servers.core.errors import (
+    Code,
+    ToolFailure,
+    format_error,
+    format_validation_error,
+    strip_host_paths,
+)
+from mock_servers.core.models import ClockState
+from mock_servers.core.output import cap_json, cap_text
+
+log = logging.getLogger("loca.servers")
+
+
+@dataclass
+class Call:
+    """What a tool body sees: the world, its session (one transaction) and the clock."""
+
+    world: World
+    session: Session
+    tool: str
+    write: bool
+    config: dict[str, Any]
+    _now: datetime | None = None
+
+    @property
+    def now(self) -> datetime:
+        """The virtual now; a write call advances the clock by one tick when it first asks."""
+        if self._now is None:
+            state = self.session.get(ClockState, 1)
+            if state is None:
+                state = ClockState(id=1, writes=0)
+                if self.write:
+                    self.session.add(state)
+            if self.write:
+                state.writes += 1
+            self._now = self.world.clock.at(state.writes)
+        return self._now
+
+    @property
+    def max_output_chars(self) -> int:
+        return int(self.config.get("max_output_chars", self.world.meta.max_output_chars))
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    fn: Callable[..., Any]
+    rw: Literal["read", "write"]
+    core: bool
+    destructive: bool
+    idempotent: bool
+    narrow_hint: str
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One call's result as the gym sees it."""
+
+    text: str
+    is_error: bool
+
+
+class Toolbox:
+    """The tool definitions of one server."""
+
+    def __init__(self, server: str, instructions: str = "") -> None:
+        self.server = server
+        self.instructions = instructions
+        self.defs: dict[str, ToolDef] = {}
+
+    def tool(
+        self,
+        *,
+        rw: Literal["read", "write"],
+        core: bool = False,
+        destructive: bool = False,
+        idempotent: bool | None = None,
+        narrow_hint: str = "narrow the request",
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if fn.__name__ in self.defs:
+                raise ValueError(f"duplicate tool {fn.__name__}")
+            if not (fn.__doc__ or "").strip():
+                raise ValueError(f"tool {fn.__name__} needs a description (docstring)")
+            self.defs[fn.__name__] = ToolDef(
+                fn.__name__, fn, rw, core, destructive,
+                rw == "read" if idempotent is None else idempotent, narrow_hint)
+            return fn
+        return register
+
+    def build(self, world: World, config: dict[str, Any] | None = None,
+              db: Database | None = None) -> FastMCP:
+        """A FastMCP app serving these tools over `world`."""
+        return ServerRuntime(self, world, config or {}, db).app
+
+
+class ServerRuntime:
+    """One server over one world: the FastMCP app plus a direct dispatcher for the gym."""
+
+    def __init__(self, toolbox: Toolbox, world: World, config: dict[str, Any],
+                 db: Database | None = None) -> None:
+        self.toolbox = toolbox
+        self.world = world
+        self.config = config
+        self.db = db or Database(world.state_path)
+        self.app = FastMCP(toolbox.server, instructions=toolbox.instructions or None)
+        self.tools: dict[str, Tool] = {}
+        for tdef in toolbox.defs.values():
+            self.tools[tdef.name] = self.make_tool(tdef.name)
+            self.app.add_tool(self.tools[tdef.name])
+        self.app.add_middleware(ErrorFormatting({name: self for name in self.tools}))
+
+    def make_tool(self, name: str, exposed: str | None = None, prefix: str = "") -> Tool:
+        """A FastMCP tool running `name`, listed as `exposed` with `prefix` before its
+        description (the gateway's view of it)."""
+        tdef = self.toolbox.defs[name]
+        sig = inspect.signature(tdef.fn)
+        params = list(sig.parameters.values())[1:]  # drop `call`
+        runtime = self
+
+        def body(**kwargs: Any) -> str:
+            return runtime._execute(tdef, kwargs)
+
+        body.__name__ = tdef.name
+        body.__doc__ = prefix + inspect.cleandoc(tdef.fn.__doc__ or "")
+        body.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        body.__annotations__ = {p.name: p.annotation for p in params} | {"return": str}
+        tags = {tdef.rw, self.toolbox.server} | ({"core"} if tdef.core else set())
+        annotations = ToolAnnotations(
+            readOnlyHint=tdef.rw == "read",
+            destructiveHint=tdef.destructive,
+            idempotentHint=tdef.idempotent,
+            openWorldHint=False,
+        )
+        tool = Tool.from_function(body, name=exposed or tdef.name, tags=tags,
+                                  annotations=annotations, output_schema=None, run_in_thread=False)
+        tool.parameters = normalize_schema(tool.parameters)
+        return tool
+
+    def _execute(self, tdef: ToolDef, kwargs: dict[str, Any]) -> str:
+        write = tdef.rw == "write"
+        try:
+            with (self.db.write() if write else self.db.read()) as session:
+                call = Call(self.world, session, tdef.name, write, self.config)
+                result = tdef.fn(call, **kwargs)
+                if isinstance(result, str):
+                    return cap_text(result, call.max_output_chars, tdef.narrow_hint)
+                return cap_json(result, call.max_output_chars)
+        except ToolFailure as exc:
+            raise ToolError(format_error(tdef.name, exc.code, exc.message, exc.hint)) from None
+        except Exception as exc:  # a bug: report it, never crash the server
+            log.error("tool %s failed:\n%s", tdef.name, traceback.format_exc())
+            message = strip_host_paths(f"{type(exc).__name__}: {exc}")
+            raise ToolError(format_error(tdef.name, Code.INTERNAL, message)) from None
+
+    def allowed_params(self, name: str) -> list[str]:
+        tool = self.tools.get(name)
+        return sorted(tool.parameters.get("properties", {})) if tool else []
+
+    def format_argument_error(self, name: str, exc: FastMCPValidationError) -> str:
+        cause = exc.__cause__
+        if isinstance(cause, PydanticValidationError):
+            return format_validation_error(name, cause, self.allowed_params(name))
+        return format_error(name, Code.INVALID_ARGUMENT, str(exc))
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """The gym's fast path: the same tool objects the FastMCP app serves, called directly."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolOutcome(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+        if not isinstance(arguments, dict):
+            return ToolOutcome(format_error(name, Code.INVALID_ARGUMENT,
+                                            "arguments must be a JSON object"), True)
+        try:
+            result = await tool.run(arguments)
+        except ToolError as exc:
+            return ToolOutcome(str(exc), True)
+        except FastMCPValidationError as exc:
+            return ToolOutcome(self.format_argument_error(name, exc), True)
+        return ToolOutcome(result.content[0].text, False)  # type: ignore[union-attr]
+
+
+class ErrorFormatting(Middleware):
+    """Argument and unknown-tool errors in the `Error [CODE]` format for MCP clients.
+    `routes` maps each listed tool name to (runtime, local tool name)."""
+
+    def __init__(self, routes: dict[str, ServerRuntime | tuple[ServerRuntime, str]]) -> None:
+        self.routes = {k: v if isinstance(v, tuple) else (v, k) for k, v in routes.items()}
+
+    async def on_call_tool(self, context: MiddlewareContext, call_next: Any) -> Any:
+        name = context.message.name
+        try:
+            return await call_next(context)
+        except FastMCPValidationError as exc:
+            if name not in self.routes:
+                raise
+            runtime, local = self.routes[name]
+            raise ToolError(runtime.format_argument_error(local, exc)) from None
+        except NotFoundError:
+            raise ToolError(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'")) from None
+
+
+def normalize_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Apply the schema rules: no titles, optionals as their plain type, no null defaults,
+    closed objects."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        node = {k: walk(v) for k, v in node.items() if k != "title"}
+        any_of = node.get("anyOf")
+        if isinstance(any_of, list):
+            non_null = [s for s in any_of if s != {"type": "null"}]
+            if len(non_null) == 1 and len(non_null) < len(any_of):
+                merged = {k: v for k, v in node.items() if k != "anyOf"}
+                node = {**non_null[0], **merged}
+        if "default" in node and node["default"] is None:
+            del node["default"]
+        if node.get("type") == "object" and "properties" in node:
+            node.setdefault("additionalProperties", False)
+        return node
+
+    out = walk(schema)
+    out.setdefault("properties", {})
+    out.setdefault("required", [])
+    return out

@@ -1,0 +1,8 @@
+"""E-mail tools."""
+
+from __future__ import annotations
+
+from mock_servers.core.toolkit import Toolbox
+
+toolbox = Toolbox("email")
+build = toolbox.build

@@ -1,0 +1,100 @@
+"""One world, many servers: the gateway mounts each enabled server under its key, maps exposed
+tool names, and dispatches calls in-process (the gym's fast path) or serves them over MCP."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fastmcp import FastMCP
+
+from loca.world import World
+from mock_servers import load_toolbox
+from mock_servers.core.db import Database
+from mock_servers.core.errors import Code, format_error
+from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, ToolOutcome
+
+Naming = Literal["prefixed", "dedup", "bare"]
+ToolFilter = Literal["all", "core"]
+_NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model sees it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    server: str
+    tool: str
+    read_only: bool
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    def to_anthropic(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+
+def exposed_name(key: str, tool: str, naming: Naming) -> str:
+    if naming == "prefixed":
+        return f"{key}_{tool}"
+    if naming == "dedup" and not (tool == key or tool.startswith(f"{key}_")):
+        return f"{key}_{tool}"
+    return tool
+
+
+class Gateway:
+    """The servers of one world. `servers` maps a key (the namespace) to a server type."""
+
+    def __init__(self, world: World, servers: dict[str, str], naming: Naming = "prefixed",
+                 tool_filter: ToolFilter = "all", config: dict[str, Any] | None = None) -> None:
+        self.world = world
+        self.db = Database(world.state_path)
+        self.runtimes: dict[str, ServerRuntime] = {}
+        self.routes: dict[str, tuple[str, str]] = {}
+        self.specs: list[ToolSpec] = []
+        for key, server_type in servers.items():
+            runtime = ServerRuntime(load_toolbox(server_type), world, dict(config or {}), self.db)
+            self.runtimes[key] = runtime
+            for tool_name, tdef in runtime.toolbox.defs.items():
+                if tool_filter == "core" and not tdef.core:
+                    continue
+                name = exposed_name(key, tool_name, naming)
+                if name in self.routes:
+                    raise ValueError(f"exposed tool name '{name}' is not unique (naming={naming})")
+                if not _NAME_RULE.match(name):
+                    raise ValueError(f"exposed tool name '{name}' breaks ^[a-zA-Z0-9_-]{{1,64}}$")
+                self.routes[name] = (key, tool_name)
+                tool = runtime.tools[tool_name]
+                self.specs.append(ToolSpec(name, f"[{key}] {tool.description}", tool.parameters,
+                                           key, tool_name, tdef.rw == "read"))
+        self.specs.sort(key=lambda s: s.name)
+
+    def spec(self, name: str) -> ToolSpec | None:
+        return next((s for s in self.specs if s.name == name), None)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        route = self.routes.get(name)
+        if route is None:
+            return ToolOutcome(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+        key, tool = route
+        return await self.runtimes[key].call(tool, arguments)
+
+    def mcp_app(self) -> FastMCP:
+        """All exposed tools in one MCP app, under their exposed names and descriptions."""
+        app = FastMCP("loca")
+        routes: dict[str, tuple[ServerRuntime, str]] = {}
+        for spec in self.specs:
+            runtime = self.runtimes[spec.server]
+            app.add_tool(runtime.make_tool(spec.tool, spec.name, prefix=f"[{spec.server}] "))
+            routes[spec.name] = (runtime, spec.tool)
+        app.add_middleware(ErrorFormatting(routes))
+        return app
+
+    def close(self) -> None:
+        self.db.dispose()
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
@@ -57,23 +58,43 @@ def strip_host_paths(text: str) -> str:
     return _HOST_PATH.sub("<path>", text)
 
 
-def _describe_value(value: object) -> str:
+_SECRET_PARAMS = {"password", "secret", "token", "api_key", "access_code"}
+
+
+def _describe_value(param: str, value: object) -> str:
+    if param.split(".")[-1] in _SECRET_PARAMS:
+        return "<hidden>"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def format_validation_error(tool: str, exc: PydanticValidationError, allowed: list[str]) -> str:
-    """Rewrite pydantic's argument errors into one readable INVALID_ARGUMENT message."""
+def _bounds(schema: dict[str, Any]) -> str:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        return f"; allowed {low}..{high}"
+    if low is not None:
+        return f"; minimum {low}"
+    if high is not None:
+        return f"; maximum {high}"
+    return ""
+
+
+def format_validation_error(tool: str, exc: PydanticValidationError,
+                            properties: dict[str, dict[str, Any]]) -> str:
+    """Rewrite pydantic's argument errors into one readable INVALID_ARGUMENT message;
+    `properties` is the tool's parameter schema (names, bounds)."""
     problems: list[str] = []
     for err in exc.errors():
         loc = [str(p) for p in err.get("loc", ()) if p != "args"]
         param = ".".join(loc) or "arguments"
         kind = err.get("type", "")
         if kind == "unexpected_keyword_argument":
-            problems.append(f"unknown parameter '{param}'; allowed: {', '.join(allowed) or 'none'}")
+            problems.append(f"unknown parameter '{param}'; allowed: {', '.join(sorted(properties)) or 'none'}")
         elif kind in ("missing_argument", "missing"):
             problems.append(f"missing required parameter '{param}'")
         else:
             msg = err.get("msg", "invalid value")
-            problems.append(f"parameter '{param}': {msg} (received {_describe_value(err.get('input'))})")
+            bounds = _bounds(properties.get(loc[0], {})) if loc else ""
+            received = _describe_value(param, err.get("input"))
+            problems.append(f"parameter '{param}': {msg}{bounds} (received {received})")
     return format_error(tool, Code.INVALID_ARGUMENT, "; ".join(problems))

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from openpyxl import Workbook
+from openpyxl.writer.excel import ExcelWriter
 
 from loca.world import World, write_bytes_atomic
 from mock_servers.core.errors import denied, invalid
@@ -58,7 +59,8 @@ def workbook_bytes(wb: Workbook, moment: datetime) -> bytes:
     wb.properties.modified = naive_utc
     wb.properties.lastModifiedBy = None
     raw = io.BytesIO()
-    wb.save(raw)
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
+        ExcelWriter(wb, archive).save()  # wb.save() would stamp `modified` with the wall clock
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(raw.getvalue())) as src, \
             zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:

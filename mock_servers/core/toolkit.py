@@ -152,7 +152,7 @@ class ServerRuntime:
         """A FastMCP tool running `name`, listed as `exposed` with `prefix` before its
         description (the gateway's view of it)."""
         tdef = self.toolbox.defs[name]
-        sig = inspect.signature(tdef.fn)
+        sig = inspect.signature(tdef.fn, eval_str=True)
         params = list(sig.parameters.values())[1:]  # drop `call`
         runtime = self
 
@@ -161,7 +161,7 @@ class ServerRuntime:
 
         body.__name__ = tdef.name
         body.__doc__ = prefix + inspect.cleandoc(tdef.fn.__doc__ or "")
-        body.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        body.__signature__ = sig.replace(parameters=params, return_annotation=str)  # type: ignore[attr-defined]
         body.__annotations__ = {p.name: p.annotation for p in params} | {"return": str}
         tags = {tdef.rw, self.toolbox.server} | ({"core"} if tdef.core else set())
         annotations = ToolAnnotations(
@@ -191,14 +191,12 @@ class ServerRuntime:
             message = strip_host_paths(f"{type(exc).__name__}: {exc}")
             raise ToolError(format_error(tdef.name, Code.INTERNAL, message)) from None
 
-    def allowed_params(self, name: str) -> list[str]:
-        tool = self.tools.get(name)
-        return sorted(tool.parameters.get("properties", {})) if tool else []
-
     def format_argument_error(self, name: str, exc: FastMCPValidationError) -> str:
         cause = exc.__cause__
         if isinstance(cause, PydanticValidationError):
-            return format_validation_error(name, cause, self.allowed_params(name))
+            tool = self.tools.get(name)
+            properties = tool.parameters.get("properties", {}) if tool else {}
+            return format_validation_error(name, cause, properties)
         return format_error(name, Code.INVALID_ARGUMENT, str(exc))
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
@@ -238,29 +236,38 @@ class ErrorFormatting(Middleware):
             raise ToolError(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'")) from None
 
 
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
 def normalize_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Apply the schema rules: no titles, optionals as their plain type, no null defaults,
-    closed objects."""
+    bounds as `minimum`/`maximum`, closed objects."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
             return [walk(v) for v in node]
         if not isinstance(node, dict):
             return node
-        node = {k: walk(v) for k, v in node.items() if k != "title"}
-        any_of = node.get("anyOf")
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title":
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: walk(prop) for name, prop in value.items()}
+            else:
+                out[_BOUNDS.get(key, key)] = walk(value)
+        any_of = out.get("anyOf")
         if isinstance(any_of, list):
             non_null = [s for s in any_of if s != {"type": "null"}]
             if len(non_null) == 1 and len(non_null) < len(any_of):
-                merged = {k: v for k, v in node.items() if k != "anyOf"}
-                node = {**non_null[0], **merged}
-        if "default" in node and node["default"] is None:
-            del node["default"]
-        if node.get("type") == "object" and "properties" in node:
-            node.setdefault("additionalProperties", False)
-        return node
+                out = {**non_null[0], **{k: v for k, v in out.items() if k != "anyOf"}}
+        if "default" in out and out["default"] is None:
+            del out["default"]
+        if out.get("type") == "object" and "properties" in out:
+            out.setdefault("additionalProperties", False)
+        return out
 
-    out = walk(schema)
-    out.setdefault("properties", {})
-    out.setdefault("required", [])
-    return out
+    result = walk(schema)
+    result.setdefault("properties", {})
+    result.setdefault("required", [])
+    return result

@@ -1,0 +1,662 @@
+"""Canvas server: a small world built through the domain layer, every tool, roles, paging,
+authentication, secrets and transactions."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import fastmcp
+import pytest
+from sqlmodel import select
+
+from mock_servers.canvas import domain
+from mock_servers.canvas.models import CanvasDiscussionEntry, CanvasSubmission, CanvasUser
+from mock_servers.canvas.server import toolbox
+from mock_servers.core.db import Database
+from mock_servers.core.errors import ToolFailure
+from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
+
+NOW = "2025-01-15T09:00:00Z"
+PASSWORDS = {"alice": "alice-Secret-1", "bob": "bob-Secret-2", "tina": "tina-Secret-3",
+             "tom": "tom-Secret-4", "adam": "adam-Secret-5", "olga": "olga-Secret-6",
+             "eve": "eve-Secret-7"}
+ACCESS_CODE = "quiz-Access-Code-9"
+
+
+@dataclass
+class Ids:
+    """Ids of the seeded world."""
+
+    users: dict[str, int]
+    courses: dict[str, int]
+    assignments: dict[str, int]
+    quizzes: dict[str, int]
+    topics: dict[str, int]
+    files: dict[str, int]
+
+
+def _seed(db: Database) -> Ids:
+    with db.write() as s:
+        account = domain.add_account(s, "State University")
+        users = {login: domain.add_user(
+            s, name=f"{login.title()} Example", login_id=login, email=f"{login}@uni.edu",
+            password=pw, salt=f"salt-{login}", is_admin=login == "adam").id
+            for login, pw in PASSWORDS.items()}
+        course = lambda name, code, **kw: domain.add_course(  # noqa: E731
+            s, account_id=account.id, name=name, course_code=code, **kw).id
+        courses = {
+            "bio": course("Biology 101-1", "BIO101-1", term="Spring 2025",
+                          syllabus_body="<p>Cells</p>", start_at="2025-01-06T00:00:00Z",
+                          end_at="2025-05-01T00:00:00Z"),
+            "chem": course("Chemistry 201-2", "CHEM201-2", term="Spring 2025"),
+            "hist": course("History 300-1", "HIST300-1", workflow_state="completed"),
+            "phys": course("Physics 110-1", "PHYS110-1"),
+            "draft": course("Drafting 1-1", "DRAFT1-1", workflow_state="unpublished"),
+        }
+        enrollments = [("alice", "bio", "StudentEnrollment", "active"),
+                       ("bob", "bio", "StudentEnrollment", "active"),
+                       ("tina", "bio", "TeacherEnrollment", "active"),
+                       ("tom", "bio", "TaEnrollment", "active"),
+                       ("olga", "bio", "ObserverEnrollment", "active"),
+                       ("alice", "chem", "StudentEnrollment", "active"),
+                       ("tina", "chem", "TeacherEnrollment", "active"),
+                       ("alice", "hist", "StudentEnrollment", "completed"),
+                       ("eve", "phys", "StudentEnrollment", "active"),
+                       ("tom", "phys", "TeacherEnrollment", "active"),
+                       ("alice", "draft", "StudentEnrollment", "active")]
+        for login, key, kind, state in enrollments:
+            domain.enroll(s, course_id=courses[key], user_id=users[login], type=kind, state=state)
+        add = lambda key, name, **kw: domain.add_assignment(  # noqa: E731
+            s, course_id=courses[key], name=name, **kw).id
+        assignments = {
+            "essay": add("bio", "Essay", description="Write, then \"cite\"", points_possible=10,
+                         due_at="2025-01-20T23:59:00Z",
+                         submission_types=["online_text_entry", "online_url"]),
+            "lab": add("bio", "Lab report", points_possible=20, due_at="2025-01-10T23:59:00Z"),
+            "hidden": add("bio", "Hidden draft", published=False),
+            "upload": add("bio", "Poster", points_possible=5, due_at="2025-01-25T12:00:00Z",
+                          submission_types=["online_upload"]),
+            "undated": add("bio", "Reading log", points_possible=0),
+            "chem_ps": add("chem", "Problem set", points_possible=100,
+                           due_at="2025-01-18T12:00:00Z"),
+            "phys_hw": add("phys", "Kinematics", points_possible=10, due_at="2025-01-19T12:00:00Z"),
+        }
+        domain.add_submission(s, assignment_id=assignments["lab"], user_id=users["alice"],
+                              submission_type="online_text_entry", body="my lab",
+                              submitted_at="2025-01-10T20:00:00Z", grade="15", score=15,
+                              graded_at="2025-01-12T10:00:00Z")
+        domain.add_submission(s, assignment_id=assignments["essay"], user_id=users["bob"],
+                              submission_type="online_text_entry", body="bob's essay",
+                              submitted_at="2025-01-14T10:00:00Z")
+        domain.add_submission(s, assignment_id=assignments["lab"], user_id=users["bob"],
+                              submission_type="online_text_entry", body="late lab",
+                              submitted_at="2025-01-12T10:00:00Z", grade="18", score=18)
+        quizzes = {
+            "q1": domain.add_quiz(s, course_id=courses["bio"], title="Cells quiz", time_limit=30,
+                                  allowed_attempts=2, points_possible=15, question_count=5,
+                                  due_at="2025-01-22T23:59:00Z", access_code=ACCESS_CODE,
+                                  credits=3).id,
+            "q_hidden": domain.add_quiz(s, course_id=courses["bio"], title="Draft quiz",
+                                        published=False).id,
+            "q_chem": domain.add_quiz(s, course_id=courses["chem"], title="Moles",
+                                      quiz_type="practice_quiz").id,
+        }
+        domain.add_quiz_submission(s, quiz_id=quizzes["q1"], user_id=users["bob"],
+                                   started_at="2025-01-13T10:00:00Z",
+                                   finished_at="2025-01-13T10:20:00Z", score=12)
+        topic = lambda key, title, posted, **kw: domain.add_topic(  # noqa: E731
+            s, course_id=courses[key], title=title, message=f"<p>{title}</p>", posted_at=posted,
+            author_id=users["tina"], **kw).id
+        topics = {
+            "welcome": topic("bio", "Welcome", "2025-01-06T09:00:00Z", is_announcement=True),
+            "final": topic("bio", "Final exam", "2025-01-12T09:00:00Z", is_announcement=True),
+            "fix": topic("bio", "Final exam correction", "2025-01-12T09:00:00Z",
+                         is_announcement=True),
+            "secret": topic("bio", "Unpublished news", "2025-01-13T09:00:00Z",
+                            is_announcement=True, published=False),
+            "intro": topic("bio", "Introduce yourself", "2025-01-07T09:00:00Z"),
+            "chem_news": topic("chem", "Chem news", "2025-01-08T09:00:00Z", is_announcement=True),
+        }
+        domain.add_entry(s, topic_id=topics["intro"], user_id=users["bob"], message="Hi, Bob",
+                         created_at="2025-01-08T10:00:00Z")
+        files = {
+            "poster": domain.add_file(s, display_name="poster.pdf", data=b"%PDF-1.4",
+                                      created_at="2025-01-14T08:00:00Z", user_id=users["alice"],
+                                      content_type="application/pdf").id,
+            "bobs": domain.add_file(s, display_name="bob.pdf", data=b"%PDF",
+                                    created_at="2025-01-14T08:00:00Z", user_id=users["bob"]).id,
+        }
+        domain.log_in(s, users["alice"])
+    return Ids(users, courses, assignments, quizzes, topics, files)
+
+
+@pytest.fixture
+def env(make_world: Any) -> tuple[ServerRuntime, Ids, Database]:
+    world, db = make_world(["canvas"], now=NOW)
+    ids = _seed(db)
+    return ServerRuntime(toolbox, world, {}, db), ids, db
+
+
+def call(rt: ServerRuntime, tool: str, /, **args: Any) -> ToolOutcome:
+    return asyncio.run(rt.call(tool, args))
+
+
+def ok(rt: ServerRuntime, tool: str, /, **args: Any) -> Any:
+    out = call(rt, tool, **args)
+    assert not out.is_error, out.text
+    return json.loads(out.text)
+
+
+def err(rt: ServerRuntime, tool: str, code: str, /, **args: Any) -> str:
+    out = call(rt, tool, **args)
+    assert out.is_error, out.text
+    assert out.text.startswith(f"Error [{code}]: {tool}: "), out.text
+    return out.text
+
+
+def login(rt: ServerRuntime, who: str) -> None:
+    ok(rt, "canvas_login", login_id=who, password=PASSWORDS[who])
+
+
+def dump(db: Database) -> dict[str, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(db.path)
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {t: conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall() for t in tables}
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- session and users
+
+def test_health_login_logout(env: Any) -> None:
+    rt, ids, _ = env
+    health = ok(rt, "canvas_health_check")
+    assert list(health) == ["status", "now", "user"]
+    assert health["status"] == "ok" and health["now"] == NOW
+    assert health["user"]["login_id"] == "alice"
+    assert ok(rt, "canvas_get_current_user") == {
+        "id": ids.users["alice"], "name": "Alice Example", "email": "alice@uni.edu",
+        "login_id": "alice", "logged_in": True}
+    assert ok(rt, "canvas_logout") == {"logged_in": False}
+    assert ok(rt, "canvas_health_check")["user"] is None
+    err(rt, "canvas_get_current_user", "UNAUTHENTICATED")
+    err(rt, "canvas_list_courses", "UNAUTHENTICATED")
+    text = err(rt, "canvas_login", "UNAUTHENTICATED", login_id="bob", password="wrong")
+    assert "wrong" not in text
+    err(rt, "canvas_login", "UNAUTHENTICATED", login_id="nobody", password="x")
+    err(rt, "canvas_get_user_profile", "UNAUTHENTICATED")
+    got = ok(rt, "canvas_login", login_id="bob", password=PASSWORDS["bob"])
+    assert got == {"id": ids.users["bob"], "name": "Bob Example", "email": "bob@uni.edu",
+                   "login_id": "bob", "logged_in": True}
+    assert ok(rt, "canvas_get_current_user")["login_id"] == "bob"
+
+
+def test_list_users_scope(env: Any) -> None:
+    rt, ids, _ = env
+    got = ok(rt, "canvas_list_users")
+    names = [u["login_id"] for u in got["items"]]
+    # alice shares bio, chem, hist, draft: not eve (physics only) and not adam
+    assert names == ["alice", "bob", "tina", "tom", "olga"]
+    assert list(got["items"][0]) == ["id", "name", "login_id", "email"]
+    login(rt, "adam")
+    assert ok(rt, "canvas_list_users")["total"] == len(PASSWORDS)
+
+
+def test_profile_read_and_update(env: Any) -> None:
+    rt, ids, db = env
+    profile = ok(rt, "canvas_get_user_profile")
+    assert list(profile) == ["id", "name", "short_name", "sortable_name", "login_id", "email",
+                             "time_zone", "bio", "title"]
+    assert profile["sortable_name"] == "Example, Alice" and profile["bio"] is None
+    got = ok(rt, "canvas_update_user_profile", bio="Likes cells", time_zone="America/Chicago")
+    assert got["bio"] == "Likes cells" and got["time_zone"] == "America/Chicago"
+    assert got["name"] == "Alice Example"
+    with db.read() as s:
+        assert s.get(CanvasUser, ids.users["alice"]).bio == "Likes cells"
+    err(rt, "canvas_update_user_profile", "INVALID_ARGUMENT", time_zone="Mars/Olympus")
+    err(rt, "canvas_update_user_profile", "INVALID_ARGUMENT", time_zone="localtime")
+    err(rt, "canvas_update_user_profile", "INVALID_ARGUMENT", name="  ")
+    err(rt, "canvas_update_user_profile", "INVALID_ARGUMENT")
+    text = err(rt, "canvas_update_user_profile", "INVALID_ARGUMENT", password="x")
+    assert "unknown parameter 'password'" in text
+    err(rt, "canvas_update_user_profile", "INVALID_ARGUMENT", login_id="mallory")
+
+
+# ---------------------------------------------------------------- courses
+
+def test_list_courses(env: Any) -> None:
+    rt, ids, _ = env
+    got = ok(rt, "canvas_list_courses")
+    assert [c["id"] for c in got["items"]] == [ids.courses["bio"], ids.courses["chem"]]
+    assert (got["total"], got["has_more"], got["page"], got["per_page"]) == (2, False, 1, 50)
+    bio = got["items"][0]
+    assert list(bio) == ["id", "name", "course_code", "workflow_state", "account_id", "start_at",
+                         "end_at", "time_zone", "is_public", "teachers", "enrollment"]
+    assert bio["teachers"] == [{"id": ids.users["tina"], "name": "Tina Example",
+                                "email": "tina@uni.edu"}]
+    assert bio["enrollment"] == {"type": "StudentEnrollment", "enrollment_state": "active"}
+    assert bio["start_at"] == "2025-01-06T00:00:00Z" and bio["is_public"] is False
+    second = ok(rt, "canvas_list_courses", page=2, per_page=1)
+    assert [c["id"] for c in second["items"]] == [ids.courses["chem"]]
+    assert (second["total"], second["has_more"]) == (2, False)
+    ended = ok(rt, "canvas_list_courses", include_ended=True)
+    assert [c["course_code"] for c in ended["items"]] == ["BIO101-1", "CHEM201-2", "HIST300-1"]
+    assert ended["items"][2]["enrollment"]["enrollment_state"] == "completed"
+    login(rt, "tina")
+    assert ok(rt, "canvas_list_courses")["items"][0]["enrollment"]["type"] == "TeacherEnrollment"
+
+
+def test_get_course_and_syllabus(env: Any) -> None:
+    rt, ids, _ = env
+    got = ok(rt, "canvas_get_course", course_id=ids.courses["bio"])
+    assert got["name"] == "Biology 101-1" and got["total_students"] == 2
+    assert list(got)[-1] == "total_students"
+    assert ok(rt, "canvas_get_course", course_id=str(ids.courses["bio"]))["id"] == ids.courses["bio"]
+    assert ok(rt, "canvas_get_syllabus", course_id=ids.courses["bio"]) == {
+        "course_id": ids.courses["bio"], "syllabus_body": "<p>Cells</p>"}
+    assert ok(rt, "canvas_get_syllabus", course_id=ids.courses["chem"])["syllabus_body"] is None
+    err(rt, "canvas_get_course", "PERMISSION_DENIED", course_id=ids.courses["phys"])
+    err(rt, "canvas_get_course", "PERMISSION_DENIED", course_id=ids.courses["draft"])
+    err(rt, "canvas_get_course", "NOT_FOUND", course_id=999)
+    err(rt, "canvas_get_course", "INVALID_ARGUMENT", course_id=True)
+    err(rt, "canvas_get_course", "INVALID_ARGUMENT", course_id=1.5)
+    login(rt, "adam")
+    admin_view = ok(rt, "canvas_get_course", course_id=ids.courses["phys"])
+    assert admin_view["enrollment"] is None and admin_view["total_students"] == 1
+
+
+def test_dashboard_and_cards(env: Any) -> None:
+    rt, ids, _ = env
+    dash = ok(rt, "canvas_get_dashboard")
+    assert list(dash) == ["user", "courses", "upcoming_assignments"]
+    assert dash["user"]["login_id"] == "alice"
+    assert [c["course_code"] for c in dash["courses"]] == ["BIO101-1", "CHEM201-2"]
+    assert [u["assignment"]["name"] for u in dash["upcoming_assignments"]] == [
+        "Problem set", "Essay", "Poster"]
+    cards = ok(rt, "canvas_get_dashboard_cards")["cards"]
+    assert cards[0] == {"id": ids.courses["bio"], "shortName": "Biology 101-1",
+                        "originalName": "Biology 101-1", "courseCode": "BIO101-1",
+                        "term": "Spring 2025", "href": f"/courses/{ids.courses['bio']}",
+                        "enrollmentType": "StudentEnrollment"}
+    login(rt, "tom")
+    assert [c["enrollmentType"] for c in ok(rt, "canvas_get_dashboard_cards")["cards"]] == [
+        "TaEnrollment", "TeacherEnrollment"]
+
+
+def test_enroll_user(env: Any) -> None:
+    rt, ids, _ = env
+    bio, eve = ids.courses["bio"], ids.users["eve"]
+    err(rt, "canvas_enroll_user", "PERMISSION_DENIED", course_id=bio, user_id=eve)
+    login(rt, "tina")
+    got = ok(rt, "canvas_enroll_user", course_id=bio, user_id=eve)
+    assert list(got) == ["id", "course_id", "user_id", "type", "enrollment_state"]
+    assert (got["course_id"], got["user_id"], got["type"], got["enrollment_state"]) == (
+        bio, eve, "StudentEnrollment", "active")
+    err(rt, "canvas_enroll_user", "ALREADY_EXISTS", course_id=bio, user_id=eve)
+    ta = ok(rt, "canvas_enroll_user", course_id=bio, user_id=eve, role="TaEnrollment",
+            enrollment_state="invited")
+    assert (ta["type"], ta["enrollment_state"]) == ("TaEnrollment", "invited")
+    err(rt, "canvas_enroll_user", "INVALID_ARGUMENT", course_id=bio, user_id=eve, role="Owner")
+    err(rt, "canvas_enroll_user", "NOT_FOUND", course_id=bio, user_id=999)
+    err(rt, "canvas_enroll_user", "PERMISSION_DENIED", course_id=ids.courses["phys"], user_id=eve)
+    assert ok(rt, "canvas_get_course", course_id=bio)["total_students"] == 3
+
+
+# ---------------------------------------------------------------- assignments and submissions
+
+def test_assignments(env: Any) -> None:
+    rt, ids, _ = env
+    bio = ids.courses["bio"]
+    got = ok(rt, "canvas_list_assignments", course_id=bio)
+    assert [a["name"] for a in got["items"]] == ["Lab report", "Essay", "Poster", "Reading log"]
+    essay = got["items"][1]
+    assert essay == {"id": ids.assignments["essay"], "course_id": bio, "name": "Essay",
+                     "description": "Write, then \"cite\"", "due_at": "2025-01-20T23:59:00Z",
+                     "unlock_at": None, "lock_at": None, "points_possible": 10.0,
+                     "submission_types": ["online_text_entry", "online_url"], "published": True,
+                     "html_url": f"/courses/{bio}/assignments/{ids.assignments['essay']}"}
+    assert ok(rt, "canvas_get_assignment", course_id=bio,
+              assignment_id=ids.assignments["essay"]) == essay
+    err(rt, "canvas_get_assignment", "NOT_FOUND", course_id=bio,
+        assignment_id=ids.assignments["hidden"])
+    err(rt, "canvas_get_assignment", "NOT_FOUND", course_id=bio,
+        assignment_id=ids.assignments["chem_ps"])
+    login(rt, "tina")
+    staff = ok(rt, "canvas_list_assignments", course_id=bio)
+    assert staff["total"] == 5
+    assert [a["name"] for a in staff["items"]][-2:] == ["Hidden draft", "Reading log"]
+
+
+def test_get_submission(env: Any) -> None:
+    rt, ids, _ = env
+    bio, lab, essay = ids.courses["bio"], ids.assignments["lab"], ids.assignments["essay"]
+    mine = ok(rt, "canvas_get_submission", course_id=bio, assignment_id=lab)
+    assert list(mine) == ["id", "assignment_id", "user_id", "workflow_state", "submission_type",
+                          "body", "url", "attachments", "submitted_at", "attempt", "late",
+                          "grade", "score", "graded_at"]
+    assert (mine["workflow_state"], mine["score"], mine["grade"], mine["attempt"], mine["late"]) == (
+        "graded", 15.0, "15", 1, False)
+    blank = ok(rt, "canvas_get_submission", course_id=bio, assignment_id=essay)
+    assert blank["id"] is None and blank["workflow_state"] == "unsubmitted"
+    assert blank["user_id"] == ids.users["alice"] and blank["attachments"] == []
+    err(rt, "canvas_get_submission", "PERMISSION_DENIED", course_id=bio, assignment_id=essay,
+        user_id=ids.users["bob"])
+    err(rt, "canvas_get_submission", "NOT_FOUND", course_id=ids.courses["chem"], assignment_id=lab)
+    login(rt, "tom")
+    bobs = ok(rt, "canvas_get_submission", course_id=bio, assignment_id=lab,
+              user_id=ids.users["bob"])
+    assert bobs["late"] is True and bobs["body"] == "late lab"
+    err(rt, "canvas_get_submission", "NOT_FOUND", course_id=bio, assignment_id=lab,
+        user_id=ids.users["eve"])
+
+
+def test_submit_assignment(env: Any) -> None:
+    rt, ids, db = env
+    bio, essay, upload = ids.courses["bio"], ids.assignments["essay"], ids.assignments["upload"]
+    first = ok(rt, "canvas_submit_assignment", course_id=bio, assignment_id=essay,
+               submission_type="online_text_entry", body="<p>My essay</p>")
+    assert (first["workflow_state"], first["attempt"], first["body"], first["late"]) == (
+        "submitted", 1, "<p>My essay</p>", False)
+    assert first["submitted_at"] == "2025-01-15T09:00:01Z"  # a write advances the clock
+    second = ok(rt, "canvas_submit_assignment", course_id=bio, assignment_id=essay,
+                submission_type="online_url", url="https://example.org/essay")
+    assert (second["id"], second["attempt"], second["body"]) == (first["id"], 2, None)
+    assert ok(rt, "canvas_get_submission", course_id=bio, assignment_id=essay)["url"] == \
+        "https://example.org/essay"
+    posted = ok(rt, "canvas_submit_assignment", course_id=bio, assignment_id=upload,
+                submission_type="online_upload", file_ids=[ids.files["poster"]])
+    assert posted["attachments"] == [{"id": ids.files["poster"], "display_name": "poster.pdf"}]
+    cases = [
+        ({"assignment_id": essay, "submission_type": "online_upload", "file_ids": [1]}, "INVALID_ARGUMENT"),
+        ({"assignment_id": essay, "submission_type": "online_text_entry"}, "INVALID_ARGUMENT"),
+        ({"assignment_id": essay, "submission_type": "online_text_entry", "body": " "}, "INVALID_ARGUMENT"),
+        ({"assignment_id": essay, "submission_type": "online_text_entry", "body": "x",
+          "url": "https://a.b"}, "INVALID_ARGUMENT"),
+        ({"assignment_id": essay, "submission_type": "online_url", "url": "ftp://x"}, "INVALID_ARGUMENT"),
+        ({"assignment_id": essay, "submission_type": "on_paper"}, "INVALID_ARGUMENT"),
+        ({"assignment_id": upload, "submission_type": "online_upload",
+          "file_ids": [ids.files["bobs"]]}, "NOT_FOUND"),
+        ({"assignment_id": ids.assignments["hidden"], "submission_type": "online_text_entry",
+          "body": "x"}, "NOT_FOUND"),
+        ({"assignment_id": ids.assignments["phys_hw"], "submission_type": "online_text_entry",
+          "body": "x"}, "NOT_FOUND"),
+    ]
+    for args, code in cases:
+        err(rt, "canvas_submit_assignment", code, course_id=bio, **args)
+    err(rt, "canvas_submit_assignment", "FAILED_PRECONDITION", course_id=ids.courses["hist"],
+        assignment_id=essay, submission_type="online_text_entry", body="x")
+    login(rt, "tina")
+    err(rt, "canvas_submit_assignment", "PERMISSION_DENIED", course_id=bio, assignment_id=essay,
+        submission_type="online_text_entry", body="x")
+    with db.read() as s:
+        assert s.get(CanvasSubmission, first["id"]).attempt == 2
+
+
+def test_failed_write_changes_nothing(env: Any) -> None:
+    rt, ids, db = env
+    before = dump(db)
+    err(rt, "canvas_submit_assignment", "NOT_FOUND", course_id=ids.courses["bio"],
+        assignment_id=ids.assignments["upload"], submission_type="online_upload",
+        file_ids=[ids.files["poster"], ids.files["bobs"]])
+    err(rt, "canvas_post_to_discussion", "NOT_FOUND", course_id=ids.courses["bio"],
+        topic_id=ids.topics["chem_news"], message="hello")
+    assert dump(db) == before
+    ok(rt, "canvas_post_to_discussion", course_id=ids.courses["bio"], topic_id=ids.topics["intro"],
+       message="hello")
+    assert dump(db) != before
+
+
+def test_upcoming_assignments(env: Any) -> None:
+    rt, ids, _ = env
+    got = ok(rt, "canvas_get_upcoming_assignments")
+    assert got["count"] == 3 and list(got) == ["items", "count"]
+    first = got["items"][0]
+    assert first["course"] == {"id": ids.courses["chem"], "name": "Chemistry 201-2",
+                               "course_code": "CHEM201-2"}
+    assert first["assignment"]["name"] == "Problem set"
+    assert ok(rt, "canvas_get_upcoming_assignments", limit=1)["count"] == 1
+    err(rt, "canvas_get_upcoming_assignments", "INVALID_ARGUMENT", limit=51)
+    err(rt, "canvas_get_upcoming_assignments", "INVALID_ARGUMENT", limit=0)
+
+
+def test_grades(env: Any) -> None:
+    rt, ids, _ = env
+    bio = ids.courses["bio"]
+    mine = ok(rt, "canvas_get_course_grades", course_id=bio)
+    # graded: lab 15/20 -> 75 (C); final: 15 / (10 + 20 + 5) -> 42.86 (F)
+    assert {k: mine[k] for k in ("course_id", "current_score", "final_score", "current_grade",
+                                  "final_grade")} == {
+        "course_id": bio, "current_score": 75.0, "final_score": 42.86, "current_grade": "C",
+        "final_grade": "F"}
+    assert mine["assignments"][0] == {"assignment_id": ids.assignments["lab"], "score": 15.0,
+                                      "grade": "15"}
+    assert [a["assignment_id"] for a in mine["assignments"]] == [
+        ids.assignments[k] for k in ("lab", "essay", "upload", "undated")]
+    assert mine["assignments"][1]["score"] is None
+    overall = ok(rt, "canvas_get_user_grades")["courses"]
+    assert overall == [
+        {"course_id": bio, "name": "Biology 101-1", "current_score": 75.0, "final_score": 42.86,
+         "current_grade": "C", "final_grade": "F"},
+        {"course_id": ids.courses["chem"], "name": "Chemistry 201-2", "current_score": None,
+         "final_score": 0.0, "current_grade": None, "final_grade": "F"}]
+    login(rt, "tina")
+    teacher = ok(rt, "canvas_get_course_grades", course_id=bio)
+    assert teacher == {"course_id": bio, "students": [
+        {"user_id": ids.users["alice"], "name": "Alice Example", "current_score": 75.0,
+         "final_score": 42.86},
+        {"user_id": ids.users["bob"], "name": "Bob Example", "current_score": 90.0,
+         "final_score": 51.43}]}
+    assert ok(rt, "canvas_get_user_grades") == {"courses": []}
+    login(rt, "olga")
+    err(rt, "canvas_get_course_grades", "PERMISSION_DENIED", course_id=bio)
+
+
+# ---------------------------------------------------------------- quizzes
+
+def test_quizzes(env: Any) -> None:
+    rt, ids, _ = env
+    bio = ids.courses["bio"]
+    got = ok(rt, "canvas_list_quizzes", course_id=bio)
+    assert got["total"] == 1
+    assert got["items"][0] == {
+        "id": ids.quizzes["q1"], "course_id": bio, "title": "Cells quiz", "description": None,
+        "quiz_type": "assignment", "time_limit": 30, "allowed_attempts": 2,
+        "scoring_policy": "keep_highest", "shuffle_answers": False, "points_possible": 15.0,
+        "question_count": 5, "due_at": "2025-01-22T23:59:00Z", "published": True,
+        "has_access_code": True, "credits": 3}
+    assert ok(rt, "canvas_get_quiz", course_id=bio, quiz_id=ids.quizzes["q1"]) == got["items"][0]
+    err(rt, "canvas_get_quiz", "NOT_FOUND", course_id=bio, quiz_id=ids.quizzes["q_chem"])
+    err(rt, "canvas_get_quiz", "NOT_FOUND", course_id=bio, quiz_id=ids.quizzes["q_hidden"])
+    err(rt, "canvas_list_quizzes", "PERMISSION_DENIED", course_id=ids.courses["phys"])
+    login(rt, "tom")
+    staff = ok(rt, "canvas_list_quizzes", course_id=bio)["items"]
+    assert [q["title"] for q in staff] == ["Cells quiz", "Draft quiz"]
+
+
+# ---------------------------------------------------------------- discussions and announcements
+
+def test_announcements_order_and_paging(env: Any) -> None:
+    rt, ids, _ = env
+    bio = ids.courses["bio"]
+    got = ok(rt, "canvas_list_announcements", course_id=bio)
+    assert [t["id"] for t in got["items"]] == [ids.topics["fix"], ids.topics["final"],
+                                               ids.topics["welcome"]]
+    assert list(got) == ["items", "page", "per_page", "total", "has_more"]
+    topic = got["items"][0]
+    assert topic == {"id": ids.topics["fix"], "course_id": bio, "title": "Final exam correction",
+                     "message": "<p>Final exam correction</p>", "posted_at": "2025-01-12T09:00:00Z",
+                     "author": {"id": ids.users["tina"], "name": "Tina Example"},
+                     "is_announcement": True, "discussion_subentry_count": 0, "published": True}
+    pages = [ok(rt, "canvas_list_announcements", course_id=bio, page=p, per_page=2)
+             for p in (1, 2, 3)]
+    assert [(p["total"], p["has_more"], len(p["items"])) for p in pages] == [
+        (3, True, 2), (3, False, 1), (3, False, 0)]
+    assert [t["id"] for p in pages for t in p["items"]] == [t["id"] for t in got["items"]]
+    for bad in ({"per_page": 0}, {"per_page": 101}, {"page": 0}):
+        text = err(rt, "canvas_list_announcements", "INVALID_ARGUMENT", course_id=bio, **bad)
+        assert next(iter(bad)) in text
+    assert "100" in err(rt, "canvas_list_announcements", "INVALID_ARGUMENT", course_id=bio,
+                        per_page=101)
+    assert ok(rt, "canvas_list_announcements", course_id=bio, per_page=100)["per_page"] == 100
+    text = err(rt, "canvas_list_announcements", "INVALID_ARGUMENT", course_id=bio, limit=5)
+    assert "unknown parameter 'limit'; allowed: course_id, page, per_page" in text
+    login(rt, "tina")
+    assert ok(rt, "canvas_list_announcements", course_id=bio)["total"] == 4
+
+
+def test_discussions(env: Any) -> None:
+    rt, ids, db = env
+    bio, intro = ids.courses["bio"], ids.topics["intro"]
+    listed = ok(rt, "canvas_list_discussion_topics", course_id=bio)
+    assert [t["title"] for t in listed["items"]] == ["Introduce yourself"]
+    assert listed["items"][0]["discussion_subentry_count"] == 1
+    got = ok(rt, "canvas_get_discussion_topic", course_id=bio, topic_id=intro)
+    assert got["entries"] == [{"id": 1, "user": {"id": ids.users["bob"], "name": "Bob Example"},
+                               "message": "Hi, Bob", "created_at": "2025-01-08T10:00:00Z"}]
+    assert got["entries_total"] == 1 and list(got)[-2:] == ["entries", "entries_total"]
+    posted = ok(rt, "canvas_post_to_discussion", course_id=bio, topic_id=intro, message="Hi all")
+    assert posted == {"id": 2, "topic_id": intro, "user_id": ids.users["alice"],
+                      "message": "Hi all", "created_at": "2025-01-15T09:00:01Z"}
+    again = ok(rt, "canvas_get_discussion_topic", course_id=bio, topic_id=intro)
+    assert again["discussion_subentry_count"] == 2 and again["entries"][-1]["message"] == "Hi all"
+    with db.read() as s:
+        assert s.get(CanvasDiscussionEntry, 2).message == "Hi all"
+    err(rt, "canvas_get_discussion_topic", "NOT_FOUND", course_id=bio,
+        topic_id=ids.topics["chem_news"])
+    err(rt, "canvas_get_discussion_topic", "NOT_FOUND", course_id=bio, topic_id=ids.topics["secret"])
+    err(rt, "canvas_post_to_discussion", "INVALID_ARGUMENT", course_id=bio, topic_id=intro,
+        message=" ")
+    err(rt, "canvas_list_discussion_topics", "PERMISSION_DENIED", course_id=ids.courses["phys"])
+    login(rt, "olga")
+    err(rt, "canvas_post_to_discussion", "PERMISSION_DENIED", course_id=bio, topic_id=intro,
+        message="x")
+
+
+# ---------------------------------------------------------------- cross-cutting
+
+def _valid_calls(ids: Ids) -> list[tuple[str, str, dict[str, Any]]]:
+    """(user, tool, arguments): one valid call of every tool."""
+    bio = ids.courses["bio"]
+    return [
+        ("alice", "canvas_health_check", {}),
+        ("alice", "canvas_get_current_user", {}),
+        ("alice", "canvas_list_users", {}),
+        ("alice", "canvas_get_user_profile", {}),
+        ("alice", "canvas_update_user_profile", {"title": "Student"}),
+        ("alice", "canvas_list_courses", {"include_ended": True}),
+        ("alice", "canvas_get_course", {"course_id": bio}),
+        ("alice", "canvas_get_syllabus", {"course_id": bio}),
+        ("alice", "canvas_get_dashboard", {}),
+        ("alice", "canvas_get_dashboard_cards", {}),
+        ("alice", "canvas_list_assignments", {"course_id": bio}),
+        ("alice", "canvas_get_assignment", {"course_id": bio, "assignment_id": ids.assignments["lab"]}),
+        ("alice", "canvas_get_submission", {"course_id": bio, "assignment_id": ids.assignments["lab"]}),
+        ("alice", "canvas_submit_assignment", {"course_id": bio, "assignment_id": ids.assignments["essay"],
+                                               "submission_type": "online_text_entry", "body": "x"}),
+        ("alice", "canvas_get_upcoming_assignments", {"limit": 50}),
+        ("alice", "canvas_get_course_grades", {"course_id": bio}),
+        ("alice", "canvas_get_user_grades", {}),
+        ("alice", "canvas_list_quizzes", {"course_id": bio}),
+        ("alice", "canvas_get_quiz", {"course_id": bio, "quiz_id": ids.quizzes["q1"]}),
+        ("alice", "canvas_list_announcements", {"course_id": bio}),
+        ("alice", "canvas_list_discussion_topics", {"course_id": bio}),
+        ("alice", "canvas_get_discussion_topic", {"course_id": bio, "topic_id": ids.topics["intro"]}),
+        ("alice", "canvas_post_to_discussion", {"course_id": bio, "topic_id": ids.topics["intro"],
+                                                "message": "m"}),
+        ("adam", "canvas_list_users", {"per_page": 100}),
+        ("tina", "canvas_enroll_user", {"course_id": bio, "user_id": ids.users["eve"]}),
+        ("tina", "canvas_get_course_grades", {"course_id": bio}),
+        ("tina", "canvas_logout", {}),
+    ]
+
+
+def test_no_secret_in_any_output(env: Any) -> None:
+    rt, ids, db = env
+    with db.read() as s:
+        hashes = [u.password_hash for u in s.exec(select(CanvasUser))]
+    secrets = [*PASSWORDS.values(), *hashes, ACCESS_CODE, "pbkdf2"]
+    called = {"canvas_login"}
+    for who, tool, args in _valid_calls(ids):
+        for name, arguments in (("canvas_login", {"login_id": who, "password": PASSWORDS[who]}),
+                                (tool, args)):
+            text = call(rt, name, **arguments).text
+            assert not text.startswith("Error"), text
+            assert not any(secret in text for secret in secrets), (name, text)
+        called.add(tool)
+    assert called == set(toolbox.defs)
+
+
+def test_through_fastmcp_client(env: Any) -> None:
+    rt, ids, _ = env
+
+    async def run() -> tuple[Any, Any, list[str]]:
+        async with fastmcp.Client(rt.app) as client:
+            tools = [t.name for t in await client.list_tools()]
+            good = await client.call_tool("canvas_get_course", {"course_id": ids.courses["bio"]},
+                                          raise_on_error=False)
+            bad = await client.call_tool("canvas_list_courses", {"per_page": 101},
+                                         raise_on_error=False)
+            return good, bad, tools
+
+    good, bad, tools = asyncio.run(run())
+    assert sorted(tools) == sorted(toolbox.defs)
+    assert not good.is_error and json.loads(good.content[0].text)["course_code"] == "BIO101-1"
+    assert bad.is_error
+    assert bad.content[0].text.startswith("Error [INVALID_ARGUMENT]: canvas_list_courses: ")
+
+
+def test_tool_metadata(env: Any) -> None:
+    rt, _, _ = env
+    core = {"canvas_get_current_user", "canvas_list_courses", "canvas_get_course",
+            "canvas_list_assignments", "canvas_get_assignment", "canvas_get_submission",
+            "canvas_list_quizzes", "canvas_get_quiz", "canvas_list_announcements"}
+    assert {name for name, d in toolbox.defs.items() if d.core} == core
+    for name, tool in rt.tools.items():
+        assert len(tool.description) <= 1024
+        assert "canvas" in tool.tags and len({"read", "write"} & tool.tags) == 1
+        for param, schema in tool.parameters["properties"].items():
+            assert schema.get("description"), (name, param)
+            assert "anyOf" not in schema
+            assert not {"ge", "le", "gt", "lt"} & set(schema)
+        if "per_page" in tool.parameters["properties"]:
+            assert tool.parameters["properties"]["per_page"]["default"] == 50
+            assert "default 50, max 100" in tool.description
+
+
+def test_schema_lists_every_parameter(env: Any) -> None:
+    rt, _, _ = env
+    for name, tool in rt.tools.items():
+        params = list(inspect.signature(toolbox.defs[name].fn).parameters)[1:]
+        assert sorted(tool.parameters["properties"]) == sorted(params), name
+
+
+def test_domain_helpers_validate(make_world: Any) -> None:
+    _, db = make_world(["canvas"])
+    with pytest.raises(ToolFailure):
+        with db.write() as s:
+            domain.add_course(s, account_id=domain.add_account(s, "A").id, name="X",
+                              course_code="X", time_zone="Nowhere/City")
+    with db.write() as s:
+        account = domain.add_account(s, "A")
+        sub = domain.add_account(s, "B", parent_account_id=account.id)
+        assert (sub.parent_account_id, sub.root_account_id) == (account.id, account.id)
+        user = domain.add_user(s, name="Ann Lee", login_id="ann", email="a@x", password="pw",
+                               salt="s")
+        assert user.password_hash != "pw" and "pw$" not in user.password_hash
+        course = domain.add_course(s, account_id=account.id, name="C", course_code="C",
+                                   start_at="2025-01-01T08:00:00+02:00")
+        assert course.start_at == "2025-01-01T06:00:00Z"
+        domain.enroll(s, course_id=course.id, user_id=user.id)
+        with pytest.raises(ToolFailure, match="already has"):
+            domain.enroll(s, course_id=course.id, user_id=user.id)
+        with pytest.raises(ToolFailure, match="submission type"):
+            domain.add_assignment(s, course_id=course.id, name="A", submission_types=["fax"])
+        with pytest.raises(ToolFailure, match="ISO 8601"):
+            domain.add_assignment(s, course_id=course.id, name="A", due_at="next week")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, LargeBinary, UniqueConstraint
+from sqlalchemy import Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 DEFAULT_FOLDERS = ("INBOX", "Sent", "Drafts", "Trash", "Spam", "Archive")
@@ -29,6 +29,11 @@ class EmailFolder(SQLModel, table=True):
 
 class EmailMessage(SQLModel, table=True):
     __tablename__ = "email_message"
+    __table_args__ = (
+        Index("ix_email_message_listing", "folder_id", "date", "id"),
+        Index("ix_email_message_unread", "folder_id", "read"),
+        {"sqlite_autoincrement": True},  # ids are shown to the agent: never reuse one
+    )
     id: int | None = Field(default=None, primary_key=True)
     account_id: int = Field(foreign_key="email_account.id", index=True)
     folder_id: int = Field(foreign_key="email_folder.id", index=True)
@@ -64,6 +69,7 @@ class EmailAttachment(SQLModel, table=True):
 
 class EmailDraft(SQLModel, table=True):
     __tablename__ = "email_draft"
+    __table_args__ = ({"sqlite_autoincrement": True},)
     id: int | None = Field(default=None, primary_key=True)
     account_id: int = Field(foreign_key="email_account.id", index=True)
     subject: str
@@ -81,3 +87,11 @@ class EmailSession(SQLModel, table=True):
     __tablename__ = "email_session"
     id: int = Field(default=1, primary_key=True)
     account_id: int | None = Field(default=None, foreign_key="email_account.id")
+
+
+class EmailCounter(SQLModel, table=True):
+    """How many Message-IDs the world has issued (the sequence they derive from)."""
+
+    __tablename__ = "email_counter"
+    id: int = Field(default=1, primary_key=True)
+    issued: int = 0

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine
 
@@ -67,3 +68,10 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def bulk_insert(session: Session, model: type[SQLModel], rows: list[dict[str, Any]]) -> None:
+    """Insert many rows in one executemany, bypassing the ORM unit of work: for generators
+    that build large worlds and already hold validated values (explicit ids allowed)."""
+    if rows:
+        session.execute(insert(model), rows)

@@ -1,0 +1,126 @@
+"""Moving cells around a worksheet: merged ranges that follow inserted or deleted rows and
+columns, range deletion with shifting, and range copies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from copy import copy
+from typing import Literal
+
+from openpyxl.cell.cell import Cell
+from openpyxl.formula.translate import Translator
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from mock_servers.core.errors import invalid
+from mock_servers.excel.workbook import Box
+
+Axis = Literal["row", "col"]
+
+
+def merged_boxes(ws: Worksheet) -> list[Box]:
+    """The sheet's merged ranges, top to bottom, left to right."""
+    boxes = [Box(r.min_row, r.min_col, r.max_row, r.max_col) for r in ws.merged_cells.ranges]
+    return sorted(boxes, key=lambda b: (b.min_row, b.min_col))
+
+
+def refuse_merged(ws: Worksheet, area: Box, action: str, anchors_ok: bool = True) -> None:
+    """INVALID_ARGUMENT when `area` overlaps a merged range; with `anchors_ok`, touching only
+    a merge's top-left cell (the one that holds its value) is allowed."""
+    for merged in merged_boxes(ws):
+        if not merged.overlaps(area):
+            continue
+        inner = Box(max(merged.min_row, area.min_row), max(merged.min_col, area.min_col),
+                    min(merged.max_row, area.max_row), min(merged.max_col, area.max_col))
+        anchor = Box(merged.min_row, merged.min_col, merged.min_row, merged.min_col)
+        if not (anchors_ok and inner == anchor):
+            raise invalid(f"cannot {action}: {area.a1} overlaps merged range {merged.a1}",
+                          hint="unmerge_cells first")
+
+
+def _shifted(lo: int, hi: int, at: int, delta: int) -> tuple[int, int] | None:
+    """Where the span lo..hi goes when `delta` lines are inserted (delta > 0) or deleted
+    (delta < 0) at line `at`; None when nothing of it survives."""
+    if delta > 0:
+        if lo >= at:
+            return lo + delta, hi + delta
+        return (lo, hi + delta) if hi >= at else (lo, hi)
+    gone = -delta
+    new_lo = lo if lo < at else (at if lo < at + gone else lo - gone)
+    new_hi = hi if hi < at else (at - 1 if hi < at + gone else hi - gone)
+    return (new_lo, new_hi) if new_hi >= new_lo else None
+
+
+@contextmanager
+def merges_follow(ws: Worksheet, axis: Axis, at: int, delta: int) -> Iterator[None]:
+    """Wrap a row/column insert or delete so merged ranges move, grow or shrink with it."""
+    moves: list[Box] = []
+    for merged in merged_boxes(ws):
+        span = (merged.min_row, merged.max_row) if axis == "row" \
+            else (merged.min_col, merged.max_col)
+        new = _shifted(*span, at, delta)
+        if new == span:
+            continue
+        ws.unmerge_cells(merged.a1)
+        if new is not None:
+            moves.append(Box(new[0], merged.min_col, new[1], merged.max_col) if axis == "row"
+                         else Box(merged.min_row, new[0], merged.max_row, new[1]))
+    yield
+    for target in moves:
+        if target.rows > 1 or target.cols > 1:
+            ws.merge_cells(target.a1)
+
+
+def delete_range(ws: Worksheet, area: Box, direction: Literal["up", "left"]) -> None:
+    """Remove the cells of `area`; the cells below (or to the right) move in to fill it.
+    Only the part of `area` inside the used range matters: nothing lies beyond it."""
+    used = Box(1, 1, ws.max_row, ws.max_column)
+    if not area.overlaps(used):
+        return
+    area = Box(area.min_row, area.min_col, min(area.max_row, used.max_row),
+               min(area.max_col, used.max_col))
+    # The moving block is at least as deep as the area, so every deleted cell is overwritten.
+    if direction == "up":
+        end = area.max_row + max(area.rows, used.max_row - area.max_row)
+        refuse_merged(ws, Box(area.min_row, area.min_col, end, area.max_col),
+                      "delete the range", anchors_ok=False)
+        ws.move_range(Box(area.max_row + 1, area.min_col, end, area.max_col).a1, rows=-area.rows)
+    else:
+        end = area.max_col + max(area.cols, used.max_col - area.max_col)
+        refuse_merged(ws, Box(area.min_row, area.min_col, area.max_row, end),
+                      "delete the range", anchors_ok=False)
+        ws.move_range(Box(area.min_row, area.max_col + 1, area.max_row, end).a1, cols=-area.cols)
+
+
+def copy_range(source: Worksheet, area: Box, target: Worksheet, at: Box) -> Box:
+    """Copy values and styles of `area` so its top-left lands on `at`; relative references in
+    formulas are shifted. Returns the target range."""
+    dest = at.sized(area.rows, area.cols)
+    refuse_merged(target, dest, "copy there")
+    snapshot = [[source.cell(r, c) for c in range(area.min_col, area.max_col + 1)]
+                for r in range(area.min_row, area.max_row + 1)]
+    staged = [[(_moved_value(cell, dest.min_row + i, dest.min_col + j), _style_of(cell))
+               for j, cell in enumerate(row)] for i, row in enumerate(snapshot)]
+    for i, row in enumerate(staged):
+        for j, (value, style) in enumerate(row):
+            cell = target.cell(dest.min_row + i, dest.min_col + j)
+            cell.value = value
+            for name, part in style.items():
+                setattr(cell, name, part)
+    return dest
+
+
+_STYLE_PARTS = ("font", "fill", "border", "alignment", "protection", "number_format")
+
+
+def _style_of(cell: Cell) -> dict[str, object]:
+    return {name: copy(getattr(cell, name)) for name in _STYLE_PARTS}
+
+
+def _moved_value(cell: Cell, row: int, col: int) -> object:
+    value = cell.value
+    if isinstance(value, str) and value.startswith("="):
+        dest = f"{get_column_letter(col)}{row}"
+        return Translator(value, origin=cell.coordinate).translate_formula(dest)
+    return value

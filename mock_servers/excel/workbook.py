@@ -1,0 +1,235 @@
+"""Workbook files for the excel server: locating, loading and saving them, A1 references,
+sheet names, and cell values as JSON."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from openpyxl import Workbook, load_workbook
+from openpyxl.chartsheet import Chartsheet
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
+from mock_servers.core.files import display, resolve, save_workbook
+from mock_servers.core.toolkit import Call
+
+MAX_ROW = 1_048_576
+MAX_COL = 16_384
+SUFFIXES = (".xlsx", ".xlsm")
+_CELL = re.compile(r"\$?([A-Za-z]{1,3})\$?([0-9]{1,7})")
+_BAD_TITLE = re.compile(r"[\\/*?:\[\]]")
+_PLAIN_TITLE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+# ---- A1 references ---------------------------------------------------------------------------
+
+def column_index(letters: str) -> int:
+    index = 0
+    for char in letters.upper():
+        index = index * 26 + ord(char) - 64
+    return index
+
+
+def cell_ref(ref: str) -> tuple[int, int]:
+    """`"B3"` -> (row 3, column 2); `$` anchors are ignored. Bad or out-of-sheet refs are
+    INVALID_ARGUMENT."""
+    match = _CELL.fullmatch(ref.strip()) if isinstance(ref, str) else None
+    if match is None:
+        raise invalid(f"'{ref}' is not a cell reference; use A1 notation such as B3")
+    row, col = int(match[2]), column_index(match[1])
+    if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COL):
+        raise invalid(f"cell '{ref}' is outside the sheet "
+                      f"(max {get_column_letter(MAX_COL)}{MAX_ROW})")
+    return row, col
+
+
+@dataclass(frozen=True)
+class Box:
+    """A rectangular cell range, 1-based and inclusive."""
+
+    min_row: int
+    min_col: int
+    max_row: int
+    max_col: int
+
+    @property
+    def rows(self) -> int:
+        return self.max_row - self.min_row + 1
+
+    @property
+    def cols(self) -> int:
+        return self.max_col - self.min_col + 1
+
+    @property
+    def a1(self) -> str:
+        start = f"{get_column_letter(self.min_col)}{self.min_row}"
+        end = f"{get_column_letter(self.max_col)}{self.max_row}"
+        return start if start == end else f"{start}:{end}"
+
+    def overlaps(self, other: Box) -> bool:
+        return not (other.max_row < self.min_row or other.min_row > self.max_row
+                    or other.max_col < self.min_col or other.min_col > self.max_col)
+
+    def sized(self, rows: int, cols: int) -> Box:
+        """The box of `rows` x `cols` cells starting at this box's top-left cell."""
+        end_row, end_col = self.min_row + rows - 1, self.min_col + cols - 1
+        if end_row > MAX_ROW or end_col > MAX_COL:
+            raise invalid(f"{rows}x{cols} cells starting at {self.a1.split(':')[0]} "
+                          "run past the edge of the sheet")
+        return Box(self.min_row, self.min_col, end_row, end_col)
+
+
+def box(start: str, end: str | None = None) -> Box:
+    """The range from `start` to `end` (a single cell when `end` is missing)."""
+    r0, c0 = cell_ref(start)
+    r1, c1 = cell_ref(end) if end else (r0, c0)
+    if r1 < r0 or c1 < c0:
+        raise invalid(f"end cell {end} comes before start cell {start}")
+    return Box(r0, c0, r1, c1)
+
+
+def parse_range(text: str) -> Box:
+    """`"A1:C10"` (or a single cell) as a Box."""
+    start, _, end = text.strip().partition(":")
+    return box(start, end or None)
+
+
+def in_sheet(title: str, area: Box) -> str:
+    """`Sheet!A1:B2`, quoting the sheet name when it is not a plain word."""
+    plain = _PLAIN_TITLE.fullmatch(title) and not _CELL.fullmatch(title)
+    name = title if plain else "'" + title.replace("'", "''") + "'"
+    return f"{name}!{area.a1}"
+
+
+# ---- files -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WorkbookFile:
+    """A workbook path inside the workspace, as the agent named it and as shown back."""
+
+    path: Path
+    shown: str
+
+    @property
+    def macros(self) -> bool:
+        return self.path.suffix.lower() == ".xlsm"
+
+    def load(self, data_only: bool = False) -> Workbook:
+        """Open for editing (formulas as text, or cached values with `data_only`)."""
+        return self._open(read_only=False, data_only=data_only)
+
+    @contextmanager
+    def reading(self, data_only: bool = False) -> Iterator[Workbook]:
+        """Open in openpyxl's streaming read-only mode; closed on exit."""
+        wb = self._open(read_only=True, data_only=data_only)
+        try:
+            yield wb
+        finally:
+            wb.close()
+
+    def _open(self, read_only: bool, data_only: bool) -> Workbook:
+        try:
+            return load_workbook(self.path, read_only=read_only, data_only=data_only,
+                                 keep_vba=self.macros and not read_only)
+        except Exception as exc:  # openpyxl raises many kinds on damaged files
+            raise invalid(f"cannot open {self.shown} as a workbook ({type(exc).__name__})",
+                          hint="only .xlsx/.xlsm files written by a spreadsheet program can be "
+                               "read") from None
+
+    def save(self, call: Call, wb: Workbook) -> None:
+        save_workbook(wb, self.path, call.now)
+
+
+def workbook_file(call: Call, filepath: str, must_exist: bool = True) -> WorkbookFile:
+    """Resolve `filepath` in the workspace and check it names an .xlsx/.xlsm file."""
+    path = resolve(call.world, filepath)
+    book = WorkbookFile(path, display(call.world, path))
+    if path.suffix.lower() not in SUFFIXES:
+        raise invalid(f"{book.shown} is not an .xlsx or .xlsm workbook")
+    if path.is_dir():
+        raise invalid(f"{book.shown} is a directory")
+    if must_exist and not path.exists():
+        raise not_found(f"workbook {book.shown} does not exist",
+                        hint="create it with create_workbook, or check the name with "
+                             "list_directory")
+    return book
+
+
+def worksheet(wb: Workbook, name: str, book: WorkbookFile) -> Worksheet:
+    """The worksheet called `name`; NOT_FOUND lists the sheets there are."""
+    if name not in wb.sheetnames:
+        raise not_found(f"sheet '{name}' not found in {book.shown}; sheets: "
+                        + ", ".join(wb.sheetnames))
+    ws = wb[name]
+    if isinstance(ws, Chartsheet):
+        raise invalid(f"'{name}' in {book.shown} is a chart sheet, not a worksheet")
+    return ws
+
+
+def check_new_title(wb: Workbook, title: str, book: WorkbookFile,
+                    ignore: str | None = None) -> None:
+    """A valid sheet name (1-31 characters, none of \\ / * ? : [ ]) that no other sheet uses
+    (names ignore case); `ignore` is the sheet being renamed."""
+    if not title or len(title) > 31 or _BAD_TITLE.search(title) or title.startswith("'") \
+            or title.endswith("'"):
+        raise invalid(f"invalid sheet name '{title}': use 1 to 31 characters, none of "
+                      "\\ / * ? : [ ] and no leading or trailing apostrophe")
+    clash = next((name for name in wb.sheetnames
+                  if name.lower() == title.lower() and name != ignore), None)
+    if clash is not None:
+        raise ToolFailure(Code.ALREADY_EXISTS,
+                          f"sheet '{clash}' already exists in {book.shown} (names ignore case)")
+
+
+def extent(ws: Any) -> Box:
+    """The used range of a sheet (A1 for an empty one). Streams the sheet when a read-only
+    file carries no dimension record."""
+    if ws.max_row and ws.max_column:
+        return Box(ws.min_row or 1, ws.min_column or 1, ws.max_row, ws.max_column)
+    rows = cols = 0
+    for index, values in enumerate(ws.iter_rows(values_only=True), start=1):
+        filled = [i for i, v in enumerate(values, start=1) if v is not None]
+        if filled:
+            rows, cols = index, max(cols, filled[-1])
+    return Box(1, 1, max(rows, 1), max(cols, 1))
+
+
+# ---- values ----------------------------------------------------------------------------------
+
+def _date_only(number_format: str) -> bool:
+    plain = re.sub(r'"[^"]*"|\[[^\]]*\]', "", number_format or "").lower()
+    return "h" not in plain and "s" not in plain
+
+
+def _duration(value: timedelta) -> str:
+    sign = "-" if value < timedelta(0) else ""
+    seconds = abs(value.total_seconds())
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{sign}PT{int(hours)}H{int(minutes)}M{secs:g}S"
+
+
+def json_value(value: Any, number_format: str = "General") -> Any:
+    """A cell value as JSON: dates and times as ISO 8601, durations as `PT..H..M..S`,
+    non-finite numbers as null."""
+    if isinstance(value, datetime):
+        if value.time() == time(0) and _date_only(number_format):
+            return value.date().isoformat()
+        return value.isoformat()
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return _duration(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)

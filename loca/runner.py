@@ -1,0 +1,195 @@
+"""Runs: plan (tasks x lengths x seeds x agent) -> episodes -> results on disk -> summary.
+
+The run directory holds `run.json` (resolved config), `manifest.jsonl` (the plan), one folder per
+episode (`episodes/<id>/`: its world, trajectory and `result.json`, whose presence means done),
+`episodes.jsonl` (one record per finished episode) and `summary.json`. Rerunning the same command
+on the same directory resumes it: finished episodes are skipped, unfinished ones start over."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from loca import __version__
+from loca.lengths import label
+from loca.world import write_text_atomic
+
+
+class RunConfig(BaseModel):
+    """Everything that decides a run's results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    lengths: list[int]
+    seeds: list[int]
+    agent: str
+    base_url: str | None = None
+    max_turns: int = 300
+    max_tool_calls: int = 500
+    naming: str = "prefixed"
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Episode:
+    task: str
+    length: int
+    seed: int
+    agent: str
+
+    @property
+    def episode_id(self) -> str:
+        agent = self.agent.replace(":", "-").replace("/", "-")
+        return f"{self.task}__{label(self.length)}__s{self.seed}__{agent}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"episode_id": self.episode_id, "task": self.task, "length": label(self.length),
+                "target_tokens": self.length, "seed": self.seed, "agent": self.agent}
+
+
+def plan(config: RunConfig) -> list[Episode]:
+    return [Episode(config.task, length, seed, config.agent)
+            for length in config.lengths for seed in config.seeds]
+
+
+class RunDir:
+    """The files of one run."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def episode_dir(self, episode: Episode) -> Path:
+        return self.root / "episodes" / episode.episode_id
+
+    def result_path(self, episode: Episode) -> Path:
+        return self.episode_dir(episode) / "result.json"
+
+    def prepare(self, config: RunConfig, episodes: list[Episode]) -> None:
+        """Create the run, or check that an existing one was made by the same command."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        run_json = self.root / "run.json"
+        manifest = "".join(json.dumps(e.to_dict()) + "\n" for e in episodes)
+        if run_json.exists():
+            old = json.loads(run_json.read_text(encoding="utf-8"))
+            if old.get("config_hash") != config.digest():
+                raise ValueError(f"{self.root} holds a run with another configuration "
+                                 f"({old.get('config')}); use another --out")
+            if (self.root / "manifest.jsonl").read_text(encoding="utf-8") != manifest:
+                raise ValueError(f"{self.root}: the plan differs from the stored manifest")
+            return
+        write_text_atomic(self.root / "manifest.jsonl", manifest)
+        write_text_atomic(run_json, json.dumps(
+            {"config": config.model_dump(), "config_hash": config.digest(), "loca_version": __version__},
+            indent=1) + "\n")
+
+    def finished(self, episode: Episode) -> dict[str, Any] | None:
+        path = self.result_path(episode)
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    def record(self, result: dict[str, Any]) -> None:
+        with open(self.root / "episodes.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(result) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def logged_ids(self) -> set[str]:
+        path = self.root / "episodes.jsonl"
+        if not path.exists():
+            return set()
+        ids = set()
+        lines = path.read_text(encoding="utf-8").split("\n")
+        complete = [ln for ln in lines[:-1]] + ([lines[-1]] if lines[-1].endswith("}") else [])
+        for line in complete:
+            try:
+                ids.add(json.loads(line)["episode_id"])
+            except (json.JSONDecodeError, KeyError):
+                continue
+        if lines[-1] and not lines[-1].endswith("}"):
+            # a record cut off by a kill: drop it, it is appended again from result.json
+            path.write_text("\n".join(lines[:-1]) + ("\n" if len(lines) > 1 else ""), encoding="utf-8")
+        return ids
+
+
+def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
+    """Accuracy counts every planned episode; anything but success scores 0."""
+    by_length: dict[str, dict[str, Any]] = defaultdict(lambda: {"episodes": 0, "passed": 0})
+    for r in results:
+        cell = by_length[r["length"]]
+        cell["episodes"] += 1
+        cell["passed"] += int(bool(r["success"]))
+    for cell in by_length.values():
+        cell["accuracy"] = cell["passed"] / cell["episodes"] if cell["episodes"] else 0.0
+    passed = sum(int(bool(r["success"])) for r in results)
+    deviations = [abs(r["env_description_tokens"] - r["target_tokens"]) / r["target_tokens"]
+                  for r in results if r.get("env_description_tokens")]
+    return {
+        "episodes": planned,
+        "finished": len(results),
+        "passed": passed,
+        "accuracy": passed / planned if planned else 0.0,
+        "by_length": dict(sorted(by_length.items(), key=lambda kv: _length_order(kv[0]))),
+        "by_terminal_state": dict(sorted(Counter(r["terminal_state"] for r in results).items())),
+        "max_length_deviation": max(deviations, default=0.0),
+    }
+
+
+def _length_order(text: str) -> int:
+    from loca.lengths import parse_length
+
+    return parse_length(text)
+
+
+EpisodeFn = Callable[[Episode, Path, RunConfig], dict[str, Any]]
+
+
+def execute(config: RunConfig, out: Path, run_episode: EpisodeFn, processes: int = 1,
+            on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run (or resume) the plan; returns the summary, also written to `summary.json`."""
+    run = RunDir(out)
+    episodes = plan(config)
+    run.prepare(config, episodes)
+    logged = run.logged_ids()
+    todo = []
+    for episode in episodes:
+        done = run.finished(episode)
+        if done is None:
+            shutil.rmtree(run.episode_dir(episode), ignore_errors=True)  # an interrupted attempt
+            todo.append(episode)
+        elif episode.episode_id not in logged:
+            run.record(done)
+    for result in _results(todo, run, config, run_episode, processes):
+        write_text_atomic(run.result_path(Episode(result["task"], result["target_tokens"],
+                                                  result["seed"], result["agent"])),
+                          json.dumps(result, indent=1) + "\n")
+        run.record(result)
+        if on_result:
+            on_result(result)
+    results = [r for e in episodes if (r := run.finished(e)) is not None]
+    summary = summarize(results, len(episodes))
+    write_text_atomic(run.root / "summary.json", json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def _results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: EpisodeFn,
+             processes: int) -> Iterator[dict[str, Any]]:
+    if processes <= 1:
+        for episode in todo:
+            yield run_episode(episode, run.episode_dir(episode), config)
+        return
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        futures = [pool.submit(run_episode, e, run.episode_dir(e), config) for e in todo]
+        for future in as_completed(futures):
+            yield future.result()

@@ -1,0 +1,158 @@
+"""canvas_arrange_exam end to end without a model: the oracle passes, the no-op agent and every
+failure-mode mutant fail the check they target, and the checker accepts every documented
+normalisation of a right answer while rejecting wrong ones."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date, time
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+
+from envs.actions import ToolReply, ToolRequest
+from envs.canvas_arrange_exam import TASK
+from loca.measure import drive
+from loca.world import World
+from mock_servers.core.files import save_workbook
+from mock_servers.gateway import Gateway
+from scaffolds.oracles import scripts_for
+
+TARGETS = {
+    "noop": "row_keys",
+    "mutant:first_page": "row_keys",
+    "mutant:ignore_email": "row_keys",
+    "mutant:stale_correction": "values",
+    "mutant:midterm_location": "values",
+    "mutant:sort_by_code": "order",
+    "mutant:renamed_column": "file_header",
+    "mutant:perturbed_value": "values",
+    "mutant:extra_row": "row_keys",
+}
+
+
+def _play(root: Path, agent: str, n: int, seed: int) -> World:
+    world = TASK.generate(root, {"num_courses": n}, seed, None)
+    gateway = Gateway(world, TASK.servers)
+    tools = [{"name": s.name} for s in gateway.specs]
+
+    async def call(request: ToolRequest) -> ToolReply:
+        outcome = await gateway.call(request.name, request.arguments)
+        return ToolReply(outcome.text, outcome.is_error)
+
+    try:
+        replies = asyncio.run(drive(scripts_for(TASK.name)[agent](TASK.instruction(world), tools), call))
+    finally:
+        gateway.close()
+    assert not [r.text for r in replies if r.is_error]
+    return world
+
+
+def test_every_agent_has_a_target():
+    assert set(scripts_for(TASK.name)) == set(TARGETS) | {"oracle"}
+
+
+@pytest.mark.parametrize("n,seed", [(3, 0), (5, 1), (9, 2), (16, 3), (40, 4), (120, 0)])
+def test_oracle_passes_and_every_mutant_fails_its_check(tmp_path, n, seed):
+    verdict = TASK.check(_play(tmp_path / "oracle", "oracle", n, seed))
+    assert verdict.passed, verdict.checks
+    for agent, target in TARGETS.items():
+        verdict = TASK.check(_play(tmp_path / agent.replace(":", "_"), agent, n, seed))
+        assert not verdict.passed, agent
+        assert target in verdict.failed_names(), (agent, verdict.failed_names())
+        assert not verdict.errored
+
+
+@pytest.fixture
+def solved(tmp_path) -> World:
+    return _play(tmp_path / "w", "oracle", 8, 5)
+
+
+def _edit_sheet(world: World, edit) -> None:  # type: ignore[no-untyped-def]
+    path = world.workspace / "exam_schedule.xlsx"
+    wb = load_workbook(path)
+    edit(wb.worksheets[0])
+    save_workbook(wb, path, world.clock.at(0))
+
+
+def _failed(world: World) -> list[str]:
+    return TASK.check(world).failed_names()
+
+
+def test_checker_accepts_documented_normalisations(solved):
+    def loosen(ws) -> None:  # type: ignore[no-untyped-def]
+        for row in ws.iter_rows(min_row=2):
+            code, _, _, email, kind, day, start, duration, location, source, credit = row
+            email.value = email.value.upper()
+            kind.value = kind.value.lower().replace("-", " ")
+            source.value = source.value.upper()
+            location.value = f"  {location.value}  "
+            duration.value = str(duration.value)
+            credit.value = float(credit.value)
+            if day.value != "TBD":
+                month, dom, year = (int(p) for p in day.value.split("/"))
+                day.value = date(year, month, dom) if dom % 2 else f"{month}/{dom}/{year}"
+            else:
+                day.value = "tbd"
+            if start.value not in ("TBD", "tbd") and start.value.startswith("0"):
+                start.value = start.value[1:]
+            elif start.value not in ("TBD", "tbd"):
+                hour, minute = (int(p) for p in start.value.split(":"))
+                start.value = time(hour, minute)
+
+    _edit_sheet(solved, loosen)
+    assert _failed(solved) == []
+
+
+@pytest.mark.parametrize("column,value,check", [
+    (8, "120 min", "values"),       # unit in an integer column
+    (6, "2025-02-04", "values"),    # wrong date format
+    (7, "2:00 PM", "values"),       # 12-hour time
+    (9, "", "values"),              # empty cell where GT has a value
+    (5, "Open", "values"),          # not the exam type
+])
+def test_checker_rejects_wrong_cells(solved, column, value, check):
+    def spoil(ws) -> None:  # type: ignore[no-untyped-def]
+        target = next(r for r in ws.iter_rows(min_row=2) if r[5].value != "TBD")
+        target[column - 1].value = value
+
+    _edit_sheet(solved, spoil)
+    assert check in _failed(solved)
+
+
+def test_checker_rejects_duplicate_rows_and_guessed_tbd(solved):
+    _edit_sheet(solved, lambda ws: ws.append([c.value for c in ws[2]]))
+    assert "row_keys" in _failed(solved)
+
+
+def test_tbd_must_stay_tbd(tmp_path):
+    world = _play(tmp_path / "w", "oracle", 8, 1)
+
+    def guess(ws) -> None:  # type: ignore[no-untyped-def]
+        for row in ws.iter_rows(min_row=2):
+            if row[8].value == "TBD":
+                row[8].value = "Room 101, Baker Hall"
+
+    _edit_sheet(world, guess)
+    assert "values" in _failed(world)
+
+
+def test_side_effects_are_caught_but_scratch_files_are_allowed(solved):
+    (solved.workspace / "notes.md").write_text("scratch work")
+    assert TASK.check(solved).passed
+    gateway = Gateway(solved, TASK.servers)
+    try:
+        outcome = asyncio.run(gateway.call("email_send_email", {
+            "to": "someone@example.com", "subject": "hi", "body": "hello"}))
+    finally:
+        gateway.close()
+    assert not outcome.is_error
+    assert _failed(solved) == ["no_side_effects"]
+
+
+def test_unreadable_workbook_fails_cleanly(solved):
+    (solved.workspace / "exam_schedule.xlsx").write_bytes(b"not a zip")
+    verdict = TASK.check(solved)
+    assert not verdict.passed and not verdict.errored
+    assert "file_header" in verdict.failed_names()

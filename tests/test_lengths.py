@@ -1,0 +1,24 @@
+import pytest
+
+from loca.lengths import label, parse_length, parse_lengths, parse_seeds
+
+
+@pytest.mark.parametrize("text,tokens", [("8k", 8000), ("256K", 256000), ("50000", 50000),
+                                         (" 96k ", 96000), ("1.5k", 1500), (12345, 12345)])
+def test_parse_length(text, tokens):
+    assert parse_length(text) == tokens
+
+
+@pytest.mark.parametrize("bad", ["", "k", "-8k", "8m", "0", "eight", True])
+def test_parse_length_rejects(bad):
+    with pytest.raises(ValueError):
+        parse_length(bad)
+
+
+def test_lists_and_labels():
+    assert parse_lengths("8k,16k,50000") == [8000, 16000, 50000]
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert parse_seeds("2-3,9") == [2, 3, 9]
+    assert [label(t) for t in (8000, 256000, 50001)] == ["8k", "256k", "50001"]
+    with pytest.raises(ValueError):
+        parse_seeds("4-2")

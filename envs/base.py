@@ -16,6 +16,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from checkers.verdict import Verdict
+from envs.errors import EnvSetupError
 from loca.calibration import params_for
 from loca.lengths import parse_length
 from loca.measure import measure
@@ -24,10 +25,6 @@ from loca.world import World
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 
 FINAL = "__final__"
-
-
-class EnvSetupError(RuntimeError):
-    """reset could not build or serve the world."""
 
 
 class AnyText(spaces.Text):

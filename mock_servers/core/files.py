@@ -36,9 +36,17 @@ def resolve(world: World, path: str) -> Path:
     target = (root / raw).resolve()
     if target != root and root not in target.parents:
         raise denied(f"path '{path}' is outside the workspace {DISPLAY_ROOT}")
-    if target.exists() and not (target.is_file() or target.is_dir()):
-        raise denied(f"path '{path}' is not a regular file or directory")
+    try:
+        special = target.exists() and not (target.is_file() or target.is_dir())
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise invalid(f"path '{_short(path)}' cannot be used: {exc.strerror}") from None
+    if special:
+        raise denied(f"path '{_short(path)}' is not a regular file or directory")
     return target
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 80 else path[:77] + "..."
 
 
 def display(world: World, target: Path) -> str:

@@ -4,12 +4,9 @@ after the task and exports `SCRIPTS` (agent name -> script function)."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from typing import Any
 
-from envs.actions import Script, ToolRequest, resolve_tool
-
-ScriptFn = Callable[[str, list[dict[str, Any]]], Script]
+from envs.actions import Script, ScriptFn, ToolRequest, resolve_tool
 
 
 def noop(instruction: str, tools: list[dict[str, Any]]) -> Script:

@@ -1,0 +1,1 @@
+"""Agent scaffolds: the ReAct loop, model clients, the episode ledger and scripted agents."""

@@ -1,0 +1,114 @@
+"""The model-client interface (spec §2.1): `generate(request) -> GenerateResult`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scaffolds.messages import Message
+
+FinishReason = Literal["stop", "tool_calls", "length", "refusal", "content_filter", "pause"]
+ErrorClass = Literal["transient", "fatal", "auth", "context"]
+AttemptOutcome = Literal["ok", "transient", "fatal", "auth", "context", "empty", "length"]
+
+
+class Sampling(BaseModel):
+    """Sampling settings sent with every main call; None leaves the provider default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    max_output_tokens: int = Field(default=32768, gt=0)
+    reasoning_effort: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    messages: Sequence[Message]
+    tools: Sequence[Mapping[str, Any]]
+    """Tool schemas as the env gives them: `{"name", "description", "parameters"}`."""
+    sampling: Sampling = field(default_factory=Sampling)
+    tool_choice: Literal["auto", "none"] = "auto"
+    purpose: Literal["main", "compaction"] = "main"
+    timeout_s: float | None = None
+    """Overrides the client's read timeout for this call."""
+    predicted_input_tokens: int = 0
+    """Our estimate of the prompt size (tools + view), from the ledger's per-message counts."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Normalised token usage of one call (spec §2.7); `reported` is False when synthesised."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    reported: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of a model call, successful or not."""
+
+    number: int
+    outcome: AttemptOutcome
+    status: int | None = None
+    message: str = ""
+    wait_s: float = 0.0
+    """Time slept after this attempt before the next one (0 for the last)."""
+    latency_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    message: Message
+    """A draft assistant message (`mid=-1`); the ledger numbers it."""
+    finish_reason: FinishReason
+    usage: Usage
+    latency_s: float = 0.0
+    ttft_s: float | None = None
+    attempts: tuple[Attempt, ...] = ()
+    request_id: str | None = None
+    cost_usd: float | None = None
+    cost_source: Literal["provider", "table"] | None = None
+
+
+class ModelClient(Protocol):
+    async def generate(self, request: GenerateRequest) -> GenerateResult: ...
+
+
+class AttemptError(Exception):
+    """One failed attempt, already classified; raised by a client's single-attempt code."""
+
+    def __init__(self, error_class: ErrorClass, message: str, *, status: int | None = None,
+                 retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+        self.message = message
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+
+class LLMCallError(Exception):
+    """A model call that failed for good: not retryable, or retries exhausted."""
+
+    def __init__(self, error_class: ErrorClass, message: str, *, status: int | None = None,
+                 attempts: tuple[Attempt, ...] = ()) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+        self.message = message
+        self.status = status
+        self.attempts = attempts

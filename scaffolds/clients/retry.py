@@ -1,0 +1,171 @@
+"""Error classes, Retry-After parsing and the retry loop shared by every client (spec §2.6).
+
+Waits use full-jitter exponential backoff, or the server's Retry-After plus up to 10 % jitter.
+The sleep function, the RNG and the clock are injected, so tests run instantly and
+deterministically; every attempt is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scaffolds.clients.base import Attempt, AttemptError, ErrorClass, GenerateResult, LLMCallError
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+AUTH_STATUSES = frozenset({401, 403})
+DEFAULT_CONTEXT_ERROR_PATTERNS = (
+    r"context[ _-]?length",
+    r"context[ _-]?window",
+    r"maximum context",
+    r"prompt is too long",
+    r"too many (input )?tokens",
+    r"reduce the length",
+    r"input is too long",
+)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class RetryPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(default=8, ge=1)
+    base_delay_s: float = Field(default=1.0, gt=0)
+    max_delay_s: float = Field(default=60.0, gt=0)
+    min_delay_s: float = Field(default=0.25, ge=0)
+    max_retry_after_s: float = Field(default=120.0, gt=0)
+    retry_after_jitter: float = Field(default=0.1, ge=0)
+    retry_budget_s: float = Field(default=900.0, gt=0)
+    """Per call: time spent in attempts and waits, plus the next wait, may not exceed this."""
+    empty_retries: int = Field(default=2, ge=0)
+    on_length: Literal["accept", "retry_once"] = "accept"
+    context_error_patterns: tuple[str, ...] = DEFAULT_CONTEXT_ERROR_PATTERNS
+
+
+def classify_status(status: int, message: str, context_patterns: tuple[str, ...]) -> ErrorClass:
+    """Map an HTTP error status (and the provider's message) to an error class."""
+    if status == 413 or (status == 400 and any(
+            re.search(p, message, re.IGNORECASE) for p in context_patterns)):
+        return "context"
+    if status in AUTH_STATUSES:
+        return "auth"
+    if status in TRANSIENT_STATUSES or status >= 500:
+        return "transient"
+    return "fatal"
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date.
+
+    `now` is the current Unix time, used only for the HTTP-date form. Negative values clamp to 0.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - now)
+
+
+def backoff_s(attempt: int, policy: RetryPolicy, rng: random.Random) -> float:
+    """Full jitter: uniform(0, min(max_delay, base * 2**(attempt-1))), at least the floor."""
+    ceiling = min(policy.max_delay_s, policy.base_delay_s * 2 ** (attempt - 1))
+    return max(policy.min_delay_s, rng.uniform(0.0, ceiling))
+
+
+def retry_after_wait_s(retry_after: float, policy: RetryPolicy, rng: random.Random) -> float:
+    jittered = retry_after * (1.0 + rng.uniform(0.0, policy.retry_after_jitter))
+    return max(policy.min_delay_s, min(policy.max_retry_after_s, jittered))
+
+
+class Retrier:
+    """Runs one model call with the retry rules of §2.6."""
+
+    def __init__(self, policy: RetryPolicy | None = None, *, sleep: Sleep = asyncio.sleep,
+                 rng: random.Random | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._rng = rng or random.Random(0)
+        self._clock = clock
+
+    async def call(self, attempt: Callable[[], Awaitable[GenerateResult]]) -> GenerateResult:
+        """Call `attempt` until it yields an acceptable result; raise `LLMCallError` otherwise.
+
+        `attempt` raises `AttemptError` for a failed try. Empty replies are resent up to
+        `empty_retries` times and then returned; a `length` finish is resent once under
+        `on_length: retry_once`.
+        """
+        policy = self.policy
+        history: list[Attempt] = []
+        empties = 0
+        length_retried = False
+        number = 0
+        while True:
+            number += 1
+            t0 = self._clock()
+            try:
+                result = await attempt()
+            except AttemptError as error:
+                latency = self._clock() - t0
+                wait = self._wait_after(error, number, spent=sum(
+                    a.latency_s + a.wait_s for a in history) + latency)
+                history.append(Attempt(number, error.error_class, error.status, error.message,
+                                       wait or 0.0, latency))
+                if wait is None:
+                    raise LLMCallError(error.error_class, self._final_message(error, number),
+                                       status=error.status, attempts=tuple(history)) from error
+                await self._sleep(wait)
+                continue
+            latency = self._clock() - t0
+            if result.message.is_empty and empties < policy.empty_retries:
+                empties += 1
+                history.append(Attempt(number, "empty", None,
+                                       "reply had no text and no tool calls", 0.0, latency))
+                continue
+            if (result.finish_reason == "length" and policy.on_length == "retry_once"
+                    and not length_retried):
+                length_retried = True
+                history.append(Attempt(number, "length", None, "output limit reached", 0.0,
+                                       latency))
+                continue
+            history.append(Attempt(number, "ok", None, "", 0.0, latency))
+            return replace(result, attempts=tuple(history))
+
+    def _wait_after(self, error: AttemptError, number: int, spent: float) -> float | None:
+        """Seconds to sleep before the next attempt, or None when the call must fail now."""
+        if error.error_class != "transient" or number >= self.policy.max_attempts:
+            return None
+        if error.retry_after_s is not None:
+            wait = retry_after_wait_s(error.retry_after_s, self.policy, self._rng)
+        else:
+            wait = backoff_s(number, self.policy, self._rng)
+        if spent + wait > self.policy.retry_budget_s:
+            return None
+        return wait
+
+    def _final_message(self, error: AttemptError, number: int) -> str:
+        if error.error_class == "transient":
+            return f"gave up after {number} attempts: {error.message}"
+        return error.message

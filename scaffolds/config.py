@@ -1,0 +1,55 @@
+"""Configuration of one agent loop (pydantic, unknown keys rejected)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from scaffolds.clients.base import Sampling
+from scaffolds.prompts import get_prompt
+
+
+class Limits(BaseModel):
+    """Per-episode limits (spec §1.6)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(default=300, ge=1)
+    max_tool_calls: int = Field(default=500, ge=0)
+    """Executed calls, the terminal tool excepted."""
+    max_wall_time_s: float = Field(default=7200.0, gt=0)
+    """Deadline over the whole loop, reset excluded."""
+    tool_timeout_s: float = Field(default=120.0, gt=0)
+    setup_timeout_s: float = Field(default=600.0, gt=0)
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    system_prompt: str = "system/react@1"
+    """Prompt id of the system message; `system/none@1` sends none."""
+    on_text_reply: Literal["end", "nudge"] = "end"
+    grade_final_text: bool = True
+    max_nudges: int = Field(default=2, ge=0)
+    diagnostic_grading: bool = True
+    """Grade ungraded agent-class endings with `env.evaluate()`; never changes the score."""
+    limits: Limits = Field(default_factory=Limits)
+    sampling: Sampling = Field(default_factory=Sampling)
+
+    @field_validator("system_prompt")
+    @classmethod
+    def _known_system_prompt(cls, value: str) -> str:
+        if not value.startswith("system/"):
+            raise ValueError(f"{value!r} is not a system prompt id")
+        try:
+            get_prompt(value)
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
+        return value
+
+    def config_hash(self) -> str:
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -1,0 +1,62 @@
+"""Registry of every text the harness injects (spec §1.2).
+
+A prompt is addressed as `name@version`. Texts never change in place: a new wording is a new
+version. Placeholders use `str.format` fields and are filled by `Prompt.render`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    name: str
+    version: int
+    text: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def render(self, **fields: Any) -> str:
+        return self.text.format(**fields) if fields else self.text
+
+    def describe(self) -> dict[str, Any]:
+        """What the trajectory header and `run.json` record about a prompt."""
+        return {"id": self.id, "version": self.version, "sha256": self.sha256}
+
+
+_PROMPTS = (
+    Prompt("system/react", 1, (
+        "You are an agent that completes a task by calling the tools provided to you. "
+        "Work step by step: call tools to inspect the environment, then call tools to make "
+        "the required changes. Only the final state of the environment is graded; what you "
+        "write in plain text is not. When, and only when, the task is complete, call the "
+        "task's completion tool."
+    )),
+    Prompt("system/none", 1, ""),
+    Prompt("nudge/text_reply", 1, (
+        "You replied without calling a tool. If the task is complete, call `{terminal_tool}` "
+        "now. Otherwise, continue working with the tools."
+    )),
+    Prompt("limit/tool_calls", 1, (
+        "Not executed: this episode has reached its limit of {limit} tool calls."
+    )),
+)
+
+PROMPTS: dict[str, Prompt] = {p.id: p for p in _PROMPTS}
+
+
+def get_prompt(prompt_id: str) -> Prompt:
+    """Look up `name@version`; an unknown id raises `KeyError` naming the known ones."""
+    try:
+        return PROMPTS[prompt_id]
+    except KeyError:
+        raise KeyError(f"unknown prompt {prompt_id!r}; known: {sorted(PROMPTS)}") from None

@@ -1,0 +1,53 @@
+"""Terminal states (spec §1.7) and the record of one finished episode."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scaffolds.metrics import EpisodeMetrics
+
+TerminalState = Literal[
+    "claimed_done", "final_text", "max_turns", "max_tool_calls", "time_limit",
+    "context_overflow", "llm_error", "env_setup_error", "tool_infra_error", "harness_error",
+]
+AGENT_STATES: frozenset[str] = frozenset({
+    "claimed_done", "final_text", "max_turns", "max_tool_calls", "time_limit", "context_overflow",
+})
+"""Endings caused by the agent; the others are infrastructure failures a runner may retry."""
+
+
+class EpisodeError(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    class_: str = Field(alias="class")
+    message: str
+    traceback: str | None = None
+    details: dict[str, Any] | None = None
+    """For model-call failures: error class, HTTP status and every attempt."""
+
+
+class EpisodeResult(BaseModel):
+    terminal_state: TerminalState
+    graded: bool
+    success: bool
+    """Graded and every check passed; everything else scores 0."""
+    reward: float
+    verdict: dict[str, Any] | None
+    """The grading verdict (`passed`, `checks`) when graded."""
+    diagnostic: dict[str, Any] | None
+    """`env.evaluate()` for ungraded agent-class endings; never changes the score."""
+    metrics: EpisodeMetrics
+    error: EpisodeError | None
+    env: dict[str, Any]
+    """Task, seed, target and measured environment length, world hash and directory."""
+    timings: dict[str, float]
+    """Wall-clock seconds (reset, loop, grading, total); diagnostics only."""
+    config_hash: str
+    prompts: list[dict[str, Any]]
+    trajectory_path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record (one line of `episodes.jsonl`)."""
+        return self.model_dump(mode="json", by_alias=True)

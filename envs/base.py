@@ -151,10 +151,8 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             except json.JSONDecodeError as exc:
                 text = f"Error [INVALID_ARGUMENT]: {name}: arguments are not valid JSON ({exc.msg})"
                 return text, 0.0, False, False, {"call_id": call_id, "is_error": True}
-        started = time.perf_counter()
         outcome = await self.gateway.call(str(name), arguments)
         info = {"call_id": call_id, "is_error": outcome.is_error,
-                "latency_s": time.perf_counter() - started,
                 "server": self.gateway.routes.get(str(name), (None, None))[0]}
         if name == exposed_name(*self.task.terminal_tool, self.naming) and not outcome.is_error:
             return self._finish(outcome.text, call_id, info)

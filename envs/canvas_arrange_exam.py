@@ -30,51 +30,51 @@ stated in the course's welcome announcement. Write `TBD` in any cell whose value
 released. Sort by Final Date, then Start Time, earliest first; rows whose date is `TBD` come last, \
 ordered by Course Code. Change nothing else."""
 
-Listing = Generator[ToolRequest, list[ToolReply], list[dict[str, Any]]]
-
-
 def instruction(world: World) -> str:
     local = world.clock.local(world.clock.at(0))
     today = f"{local:%A}, {local:%B} {local.day}, {local.year}"
     return INSTRUCTION.format(today=today, file=generator.OUTPUT_FILE)
 
 
-def paged(tool: str, args: dict[str, Any], items_key: str, size_key: str, size: int,
-          first_page_only: bool = False) -> Listing:
-    """Every item of a paged listing (canvas `has_more` or e-mail `total_pages` envelopes)."""
-    items: list[dict[str, Any]] = []
+def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: str, size: int,
+          first_page_only: bool = False) -> Generator[list[ToolRequest], list[ToolReply], list[list[Any]]]:
+    """Every item of one paged listing per argument set (canvas `has_more` or e-mail
+    `total_pages` envelopes). Each turn asks the next page of every unfinished listing at once,
+    as parallel calls."""
+    items: list[list[Any]] = [[] for _ in arg_sets]
+    pending = list(range(len(arg_sets)))
     page = 1
-    while True:
-        [reply] = yield ToolRequest(tool, {**args, "page": page, size_key: size})
-        if reply.is_error:
-            raise RuntimeError(f"{tool} failed: {reply.text}")
-        data = json.loads(reply.text)
-        items.extend(data[items_key])
-        more = data["has_more"] if "has_more" in data else page < data["total_pages"]
-        if first_page_only or not more:
-            return items
-        page += 1
+    while pending:
+        replies = yield [ToolRequest(tool, {**arg_sets[i], "page": page, size_key: size}) for i in pending]
+        still = []
+        for i, reply in zip(pending, replies, strict=True):
+            if reply.is_error:
+                raise RuntimeError(f"{tool} failed: {reply.text}")
+            data = json.loads(reply.text)
+            items[i].extend(data[items_key])
+            more = data["has_more"] if "has_more" in data else page < data["total_pages"]
+            if more and not first_page_only:
+                still.append(i)
+        pending, page = still, page + 1
+    return items
 
 
 def read_everything(tools: list[dict[str, Any]], per_page: int = 100, page_size: int = 50,
                     first_page_only: bool = False, read_mail: bool = True,
-                    ) -> Generator[ToolRequest, list[ToolReply], tuple[list[Any], dict[int, list[Any]], list[Any]]]:
+                    ) -> Generator[list[ToolRequest], list[ToolReply], tuple[list[Any], dict[int, list[Any]], list[Any]]]:
     """The read set: every enrolled course, every announcement of each, every inbox e-mail.
     Returns (courses, announcements by course id, e-mails)."""
     list_courses = resolve_tool(tools, "canvas", "canvas_list_courses")
     list_announcements = resolve_tool(tools, "canvas", "canvas_list_announcements")
-    courses = yield from paged(list_courses, {}, "items", "per_page", per_page, first_page_only)
-    announcements = {}
-    for course in courses:
-        announcements[course["id"]] = yield from paged(
-            list_announcements, {"course_id": course["id"]}, "items", "per_page", per_page,
-            first_page_only)
+    [courses] = yield from paged(list_courses, [{}], "items", "per_page", per_page, first_page_only)
+    by_course = yield from paged(list_announcements, [{"course_id": c["id"]} for c in courses],
+                                 "items", "per_page", per_page, first_page_only)
     emails: list[Any] = []
     if read_mail:
         get_emails = resolve_tool(tools, "email", "get_emails")
-        emails = yield from paged(get_emails, {"folder": "INBOX"}, "emails", "page_size",
-                                  page_size, first_page_only)
-    return courses, announcements, emails
+        [emails] = yield from paged(get_emails, [{"folder": "INBOX"}], "emails", "page_size",
+                                    page_size, first_page_only)
+    return courses, {c["id"]: a for c, a in zip(courses, by_course, strict=True)}, emails
 
 
 def read_script(instruction_text: str, tools: list[dict[str, Any]]) -> Script:

@@ -156,16 +156,17 @@ def serve_main() -> None:
 
 @app.command()
 def run(
-    task: Annotated[str, typer.Option(help="task name")],
+    task: Annotated[str, typer.Option(help="task name")] = "canvas_arrange_exam",
     agent: Annotated[str, typer.Option(help="oracle, noop, mutant:NAME or openai:MODEL")] = "oracle",
-    lengths: Annotated[str, typer.Option(help="comma-separated targets")] = "8k",
-    seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0",
-    out: Annotated[Path, typer.Option(help="run directory (rerun to resume)")] = Path("runs/latest"),
+    lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
+    seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
+    out: Annotated[Path, typer.Option(help="run directory (rerun to resume)")] = Path("runs/default"),
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint")] = None,
     max_turns: int = 300,
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
 ) -> None:
-    """Run AGENT on TASK at every length and seed; results in OUT."""
+    """Run AGENT on TASK at every length and seed; results in OUT. With no options: the oracle
+    on canvas_arrange_exam at 8k..256k, seeds 0-4."""
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
 

@@ -15,7 +15,7 @@ def _plan(n, seed):
                       "America/Chicago")
 
 
-@pytest.mark.parametrize("n", [3, 4, 6, 10, 15, 40, 160])
+@pytest.mark.parametrize("n", [3, 4, 6, 10, 15, 40, 160, 300, 400])
 @pytest.mark.parametrize("seed", range(6))
 def test_guarantees(n, seed):
     plan = _plan(n, seed)

@@ -242,18 +242,27 @@ def _apply_modifiers(rng: random.Random, courses: list[CoursePlan], slots: _Slot
     if len(courses) >= 15:
         counts["datetime_tbd"] = max(1, counts["datetime_tbd"])
     counts["datetime_tbd"] = min(counts["datetime_tbd"], max(0, len(included) - 3))
-    queue = iter(included)
+    taken: set[int] = set()
     for mod in ("corrected", "location_tbd", "datetime_tbd"):
-        for course in [c for _, c in zip(range(counts[mod]), queue)]:
-            assert course.final and course.final.day and course.final.start
+        picked = 0
+        for course in included:
+            if picked == counts[mod]:
+                break
             f = course.final
+            assert f and f.day and f.start
+            free = [s for s in START_SLOTS if (f.day, s) not in slots.used]
+            # a correction moves the start within the same day, so that day needs a free slot
+            if id(course) in taken or (mod == "corrected" and not free):
+                continue
+            taken.add(id(course))
+            picked += 1
             if mod == "location_tbd":
                 course.final = ExamDetails(f.day, f.start, f.duration, None)
             elif mod == "datetime_tbd":
                 course.final = ExamDetails(None, None, f.duration, f.location)
             else:
                 course.announced = f
-                start = rng.choice([s for s in START_SLOTS if (f.day, s) not in slots.used])
+                start = rng.choice(free)
                 slots.used.add((f.day, start))
                 location = _location(rng) if rng.random() < 0.5 else f.location
                 course.final = ExamDetails(f.day, start, f.duration, location)

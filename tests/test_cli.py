@@ -1,0 +1,59 @@
+"""The command line: tasks, agents, generate, check (exit codes grade external agents)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from typer.testing import CliRunner
+
+from envs.actions import ToolReply
+from envs.canvas_arrange_exam import TASK
+from loca.cli import app
+from loca.measure import drive
+from loca.world import World
+from mock_servers.gateway import Gateway
+from scaffolds.oracles import scripts_for
+
+runner = CliRunner()
+
+
+def test_tasks_and_agents():
+    result = runner.invoke(app, ["tasks"])
+    assert result.exit_code == 0 and "canvas_arrange_exam" in result.output
+    result = runner.invoke(app, ["agents", "canvas_arrange_exam"])
+    names = result.output.split()
+    assert result.exit_code == 0 and names[:2] == ["noop", "oracle"]
+    assert "mutant:first_page" in names and len(names) == 10
+    assert runner.invoke(app, ["agents", "no_such_task"]).exit_code != 0
+
+
+def test_generate_then_check_fails_until_solved(tmp_path):
+    world_dir = tmp_path / "world"
+    result = runner.invoke(app, ["generate", "canvas_arrange_exam", "--length", "8k", "--seed", "4",
+                                 "--out", str(world_dir)])
+    assert result.exit_code == 0, result.output
+    world = World.load(world_dir)
+    assert abs(world.meta.env_description_tokens - 8000) <= 400
+
+    unsolved = runner.invoke(app, ["check", str(world_dir)])
+    assert unsolved.exit_code == 1
+    verdict = json.loads(unsolved.stdout)
+    assert verdict["passed"] is False and "row_keys" in [c["name"] for c in verdict["checks"] if not c["passed"]]
+
+    gateway = Gateway(world, TASK.servers)
+
+    async def call(request):  # type: ignore[no-untyped-def]
+        outcome = await gateway.call(request.name, request.arguments)
+        return ToolReply(outcome.text, outcome.is_error)
+
+    tools = [{"name": s.name} for s in gateway.specs]
+    asyncio.run(drive(scripts_for(TASK.name)["oracle"](TASK.instruction(world), tools), call))
+    gateway.close()
+    solved = runner.invoke(app, ["check", str(world_dir)])
+    assert solved.exit_code == 0 and json.loads(solved.stdout)["passed"] is True
+
+
+def test_serve_refuses_remote_bind_without_flag(tmp_path):
+    result = runner.invoke(app, ["serve", "--world", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"])
+    assert result.exit_code != 0

@@ -1,0 +1,139 @@
+"""The shared server toolkit: schema rules, error format, output cap, naming, one transaction
+per call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import pytest
+from pydantic import BaseModel, Field
+
+from mock_servers.core.errors import invalid
+from mock_servers.core.models import ClaimRecord, ClockState
+from mock_servers.core.output import cap_json, cap_text
+from mock_servers.core.toolkit import Call, ServerRuntime, Toolbox, normalize_schema
+from mock_servers.core.types import CellValue, Int
+from mock_servers.gateway import Gateway, exposed_name
+
+
+class Edit(BaseModel):
+    old: str = Field(description="old")
+
+
+toolbox = Toolbox("demo")
+
+
+@toolbox.tool(rw="read")
+def demo_echo(call: Call,
+              count: Annotated[Int, Field(ge=1, le=10, description="how many")] = 2,
+              title: Annotated[str | None, Field(description="a parameter named title")] = None,
+              cells: Annotated[list[CellValue] | None, Field(description="cells")] = None,
+              edits: Annotated[list[Edit] | None, Field(description="edits")] = None) -> dict:
+    """Echo the arguments."""
+    return {"count": count, "title": title, "items": list(range(count))}
+
+
+@toolbox.tool(rw="write")
+def demo_write_then_fail(call: Call) -> str:
+    """Write a claim row, then fail: the write must roll back."""
+    call.session.add(ClaimRecord(id=1, claimed_at="x"))
+    call.session.flush()
+    raise invalid("refused on purpose", hint="do not call this")
+
+
+@toolbox.tool(rw="write")
+def demo_tick(call: Call) -> str:
+    """Advance the clock."""
+    return call.now.isoformat()
+
+
+@toolbox.tool(rw="read")
+def demo_crash(call: Call) -> str:
+    """A bug."""
+    raise KeyError("/home/someone/secret/path")
+
+
+@pytest.fixture
+def runtime(make_world) -> ServerRuntime:
+    world, _ = make_world(["claim_done"])
+    return ServerRuntime(toolbox, world, {})
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+def test_schema_rules(runtime):
+    params = runtime.tools["demo_echo"].parameters
+    props = params["properties"]
+    assert set(props) == {"count", "title", "cells", "edits"}
+    assert props["count"] == {"default": 2, "description": "how many", "maximum": 10, "minimum": 1,
+                              "type": "integer"}
+    assert props["title"] == {"description": "a parameter named title", "type": "string"}
+    assert props["cells"]["items"] == {"type": ["string", "number", "boolean", "null"]}
+    assert props["edits"]["items"]["additionalProperties"] is False
+    assert "$defs" not in json.dumps(params) and params["required"] == []
+
+
+def test_normalize_is_idempotent():
+    schema = {"type": "object", "properties": {"a": {"anyOf": [{"type": "integer"}, {"type": "null"}],
+                                                      "default": None, "title": "A"}}}
+    once = normalize_schema(schema)
+    assert once == normalize_schema(once)
+    assert once["properties"]["a"] == {"type": "integer"}
+
+
+def test_errors_have_one_format(runtime):
+    out = run(runtime.call("demo_echo", {"count": 11}))
+    assert out.is_error and out.text.startswith("Error [INVALID_ARGUMENT]: demo_echo: parameter 'count'")
+    assert "allowed 1..10" in out.text and "received 11" in out.text
+    out = run(runtime.call("demo_echo", {"count": True}))
+    assert out.is_error and "boolean" in out.text
+    out = run(runtime.call("demo_echo", {"count": "3"}))
+    assert not out.is_error and json.loads(out.text)["count"] == 3
+    out = run(runtime.call("demo_echo", {"limit": 3}))
+    assert out.text.startswith("Error [INVALID_ARGUMENT]: demo_echo: unknown parameter 'limit'; allowed: cells, count, edits, title")
+    out = run(runtime.call("demo_crash", {}))
+    assert out.is_error and out.text.startswith("Error [INTERNAL]: demo_crash: KeyError")
+    assert "/home/someone" not in out.text
+
+
+def test_failed_write_rolls_back_and_successful_writes_tick(runtime):
+    out = run(runtime.call("demo_write_then_fail", {}))
+    assert out.text == "Error [INVALID_ARGUMENT]: demo_write_then_fail: refused on purpose\nHint: do not call this"
+    with runtime.db.read() as s:
+        assert s.get(ClaimRecord, 1) is None and s.get(ClockState, 1).writes == 0
+    first = run(runtime.call("demo_tick", {})).text
+    second = run(runtime.call("demo_tick", {})).text
+    assert first == "2025-01-15T09:00:01+00:00" and second == "2025-01-15T09:00:02+00:00"
+
+
+def test_output_cap_cuts_lists_at_item_boundaries():
+    obj = {"items": [{"n": i, "text": "x" * 50} for i in range(100)], "page": 1, "has_more": False}
+    text = cap_json(obj, 1000)
+    data = json.loads(text)
+    assert len(text) <= 1000 and 0 < len(data["items"]) < 100 and data["has_more"] is True
+    assert data["notice"].startswith(f"output cap reached after {len(data['items'])} items")
+    big = cap_json({"body": "y" * 5000}, 500)
+    assert len(big) <= 500 and "[truncated" in json.loads(big)["body"]
+    capped = cap_text("line\n" * 1000, 300, "use head or tail")
+    assert len(capped) <= 300 + 120 and capped.endswith("use head or tail]")
+
+
+def test_naming_modes_and_claim_done(make_world):
+    world, _ = make_world(["claim_done"])
+    assert exposed_name("canvas", "canvas_list_courses", "prefixed") == "canvas_canvas_list_courses"
+    assert exposed_name("canvas", "canvas_list_courses", "dedup") == "canvas_list_courses"
+    assert exposed_name("email", "send_email", "dedup") == "email_send_email"
+    assert exposed_name("email", "send_email", "bare") == "send_email"
+    gateway = Gateway(world, {"claim_done": "claim_done"}, naming="dedup")
+    try:
+        assert [s.name for s in gateway.specs] == ["claim_done"]
+        assert run(gateway.call("claim_done", {})).text == "you have claimed the task is done!"
+        assert run(gateway.call("claim_done", {})).text == "you have claimed the task is done!"
+        with gateway.db.read() as s:
+            assert s.get(ClaimRecord, 1).claimed_at == "2025-01-15T09:00:01Z"
+    finally:
+        gateway.close()

@@ -1,6 +1,6 @@
 """Calibration: the scale parameters that make a world of (task, seed) hit a token target.
 
-Tables live in `loca/calibration/<task>.json` and ship with the package; a (target, seed) that is
+Tables live in `loca/calibration_tables/<task>.json` and ship with the package; a (target, seed) that is
 not in the table, or a table made for another generator version, is calibrated on the fly."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from loca.registry import TaskSpec
 from loca.world import write_text_atomic
 from mock_servers.gateway import Gateway
 
-TABLE_DIR = Path(__file__).parent / "calibration"
+TABLE_DIR = Path(__file__).parent / "calibration_tables"
 TOLERANCE = 0.05
 MAX_PROBES = 24
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from loca import __version__
-from loca.lengths import label
+from loca.lengths import label, parse_length
 from loca.world import write_text_atomic
 
 
@@ -106,21 +106,16 @@ class RunDir:
             os.fsync(fh.fileno())
 
     def logged_ids(self) -> set[str]:
+        """Episode ids already in `episodes.jsonl`; a last line cut off by a kill is dropped (its
+        record is appended again from `result.json`)."""
         path = self.root / "episodes.jsonl"
         if not path.exists():
             return set()
-        ids = set()
-        lines = path.read_text(encoding="utf-8").split("\n")
-        complete = [ln for ln in lines[:-1]] + ([lines[-1]] if lines[-1].endswith("}") else [])
-        for line in complete:
-            try:
-                ids.add(json.loads(line)["episode_id"])
-            except (json.JSONDecodeError, KeyError):
-                continue
-        if lines[-1] and not lines[-1].endswith("}"):
-            # a record cut off by a kill: drop it, it is appended again from result.json
-            path.write_text("\n".join(lines[:-1]) + ("\n" if len(lines) > 1 else ""), encoding="utf-8")
-        return ids
+        text = path.read_text(encoding="utf-8")
+        if text and not text.endswith("\n"):
+            text = text[: text.rfind("\n") + 1]
+            write_text_atomic(path, text)
+        return {json.loads(line)["episode_id"] for line in text.splitlines()}
 
 
 def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
@@ -140,16 +135,10 @@ def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
         "finished": len(results),
         "passed": passed,
         "accuracy": passed / planned if planned else 0.0,
-        "by_length": dict(sorted(by_length.items(), key=lambda kv: _length_order(kv[0]))),
+        "by_length": dict(sorted(by_length.items(), key=lambda kv: parse_length(kv[0]))),
         "by_terminal_state": dict(sorted(Counter(r["terminal_state"] for r in results).items())),
         "max_length_deviation": max(deviations, default=0.0),
     }
-
-
-def _length_order(text: str) -> int:
-    from loca.lengths import parse_length
-
-    return parse_length(text)
 
 
 EpisodeFn = Callable[[Episode, Path, RunConfig], dict[str, Any]]

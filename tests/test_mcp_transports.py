@@ -39,7 +39,7 @@ async def _in_process(world_dir: Path, name: str, args: dict) -> str:
 
 def test_official_sdk_client_over_stdio(world_dir):
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "mock_servers", "canvas", "--world", str(world_dir)])
+                                   args=["-m", "loca", "serve", "canvas", "--world", str(world_dir)])
 
     async def session() -> tuple[list[str], str, bool, str]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:

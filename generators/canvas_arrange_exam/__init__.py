@@ -2,7 +2,10 @@
 instructor e-mails, to be compiled into `exam_schedule.xlsx`.
 
 Scale: `num_courses` (primary); `num_distractor_emails` follows from it (4 + ceil(0.6 n)) unless
-calibration sets it to land on a length target."""
+calibration sets it to land on a length target.
+
+Every draw comes from the world's named RNG streams; Faker is seeded from one of them and only its
+name/text providers are used (its date providers read the wall clock)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from faker import Faker
 from openpyxl import Workbook
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
@@ -185,7 +189,7 @@ class _Mail:
 
 
 def _mails(rng: random.Random, fake_rng: random.Random, plan: WorldPlan, clock: _Clock,
-           fake: object) -> list[_Mail]:
+           fake: Faker) -> list[_Mail]:
     student_first = plan.student.name.split()[0]
     out: list[_Mail] = []
     for c in plan.courses:
@@ -223,7 +227,7 @@ def _mails(rng: random.Random, fake_rng: random.Random, plan: WorldPlan, clock: 
     return out
 
 
-def _distractor(rng: random.Random, fake, clock: _Clock, student_first: str) -> _Mail:  # type: ignore[no-untyped-def]
+def _distractor(rng: random.Random, fake: Faker, clock: _Clock, student_first: str) -> _Mail:
     kind = rng.choice(["shop", "club", "job", "study", "note"])
     sender_name = fake.name()
     company = fake.company()

@@ -105,6 +105,7 @@ class Toolbox:
         self.server = server
         self.instructions = instructions
         self.defs: dict[str, ToolDef] = {}
+        self._templates: dict[tuple[str, str, str], Tool] = {}
 
     def tool(
         self,
@@ -125,6 +126,35 @@ class Toolbox:
                 rw == "read" if idempotent is None else idempotent, narrow_hint)
             return fn
         return register
+
+    def template(self, name: str, exposed: str, prefix: str) -> Tool:
+        """The FastMCP tool of `name` with its parsed, normalised schema, built once per
+        listing and copied onto each runtime (parsing the signature is the costly part)."""
+        key = (name, exposed, prefix)
+        if key not in self._templates:
+            tdef = self.defs[name]
+            sig = inspect.signature(tdef.fn, eval_str=True)
+            params = list(sig.parameters.values())[1:]  # drop `call`
+
+            def unbound(**kwargs: Any) -> str:
+                raise RuntimeError("a tool template is not bound to a world")
+
+            unbound.__name__ = tdef.name
+            unbound.__doc__ = prefix + inspect.cleandoc(tdef.fn.__doc__ or "")
+            unbound.__signature__ = sig.replace(parameters=params, return_annotation=str)  # type: ignore[attr-defined]
+            unbound.__annotations__ = {p.name: p.annotation for p in params} | {"return": str}
+            tags = {tdef.rw, self.server} | ({"core"} if tdef.core else set())
+            annotations = ToolAnnotations(
+                readOnlyHint=tdef.rw == "read",
+                destructiveHint=tdef.destructive,
+                idempotentHint=tdef.idempotent,
+                openWorldHint=False,
+            )
+            tool = Tool.from_function(unbound, name=exposed, tags=tags, annotations=annotations,
+                                      output_schema=None, run_in_thread=False)
+            tool.parameters = normalize_schema(tool.parameters)
+            self._templates[key] = tool
+        return self._templates[key]
 
     def build(self, world: World, config: dict[str, Any] | None = None,
               db: Database | None = None) -> FastMCP:
@@ -149,31 +179,17 @@ class ServerRuntime:
         self.app.add_middleware(ErrorFormatting({name: self for name in self.tools}))
 
     def make_tool(self, name: str, exposed: str | None = None, prefix: str = "") -> Tool:
-        """A FastMCP tool running `name`, listed as `exposed` with `prefix` before its
-        description (the gateway's view of it)."""
+        """A FastMCP tool running `name` on this runtime, listed as `exposed` with `prefix`
+        before its description (the gateway's view of it)."""
         tdef = self.toolbox.defs[name]
-        sig = inspect.signature(tdef.fn, eval_str=True)
-        params = list(sig.parameters.values())[1:]  # drop `call`
         runtime = self
 
         def body(**kwargs: Any) -> str:
             return runtime._execute(tdef, kwargs)
 
-        body.__name__ = tdef.name
-        body.__doc__ = prefix + inspect.cleandoc(tdef.fn.__doc__ or "")
-        body.__signature__ = sig.replace(parameters=params, return_annotation=str)  # type: ignore[attr-defined]
-        body.__annotations__ = {p.name: p.annotation for p in params} | {"return": str}
-        tags = {tdef.rw, self.toolbox.server} | ({"core"} if tdef.core else set())
-        annotations = ToolAnnotations(
-            readOnlyHint=tdef.rw == "read",
-            destructiveHint=tdef.destructive,
-            idempotentHint=tdef.idempotent,
-            openWorldHint=False,
-        )
-        tool = Tool.from_function(body, name=exposed or tdef.name, tags=tags,
-                                  annotations=annotations, output_schema=None, run_in_thread=False)
-        tool.parameters = normalize_schema(tool.parameters)
-        return tool
+        template = self.toolbox.template(name, exposed or name, prefix)
+        _mirror(template.fn, body)
+        return template.model_copy(update={"fn": body})
 
     def _execute(self, tdef: ToolDef, kwargs: dict[str, Any]) -> str:
         write = tdef.rw == "write"
@@ -234,6 +250,12 @@ class ErrorFormatting(Middleware):
             raise ToolError(runtime.format_argument_error(local, exc)) from None
         except NotFoundError:
             raise ToolError(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'")) from None
+
+
+def _mirror(source: Callable[..., Any], target: Callable[..., Any]) -> None:
+    """Give `target` the name, description and signature FastMCP validates against."""
+    for attr in ("__name__", "__doc__", "__signature__", "__annotations__"):
+        setattr(target, attr, getattr(source, attr))
 
 
 _BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}

@@ -373,6 +373,9 @@ def test_submit_assignment(env: Any) -> None:
     posted = ok(rt, "canvas_submit_assignment", course_id=bio, assignment_id=upload,
                 submission_type="online_upload", file_ids=[ids.files["poster"]])
     assert posted["attachments"] == [{"id": ids.files["poster"], "display_name": "poster.pdf"}]
+    again = ok(rt, "canvas_submit_assignment", course_id=bio, assignment_id=upload,
+               submission_type="online_upload", file_ids=[ids.files["poster"]] * 2)
+    assert (again["attempt"], again["attachments"]) == (2, posted["attachments"])
     cases = [
         ({"assignment_id": essay, "submission_type": "online_upload", "file_ids": [1]}, "INVALID_ARGUMENT"),
         ({"assignment_id": essay, "submission_type": "online_text_entry"}, "INVALID_ARGUMENT"),

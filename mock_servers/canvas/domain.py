@@ -3,10 +3,16 @@ values, the current user and role rules, paging, and the projections tools retur
 
 Insert helpers flush (so ids are assigned by SQLite) but never commit: the caller's transaction
 decides. Instants are accepted as aware datetimes or ISO 8601 strings with `Z` or an offset and
-stored as UTC `YYYY-MM-DDTHH:MM:SSZ`."""
+stored as UTC `YYYY-MM-DDTHH:MM:SSZ`.
+
+Insert helpers return ORM rows; everything else is plain SQL on the session's DB-API connection
+(inside the same transaction, pending ORM changes flushed first): a tool call runs a handful of
+statements, and SQLAlchemy's per-statement cost would dominate. Rows come back as named tuples
+with fields named after their columns; flags in them are SQLite's 0/1."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,9 +20,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 from zoneinfo import available_timezones
 
-from sqlalchemy import bindparam
-from sqlmodel import Session, SQLModel, and_, col, func, or_, select
-from sqlmodel.sql.expression import Select, SelectOfScalar
+from sqlmodel import Session, SQLModel
 
 from loca.clock import iso_z, parse_instant
 from mock_servers.canvas.models import (
@@ -29,17 +33,14 @@ from mock_servers.canvas.models import (
     CanvasFile,
     CanvasQuiz,
     CanvasQuizSubmission,
-    CanvasSession,
     CanvasSubmission,
-    CanvasSubmissionFile,
     CanvasUser,
 )
-from mock_servers.core.auth import hash_password
+from mock_servers.core.auth import hash_password, verify_password
 from mock_servers.core.errors import Code, ToolFailure, denied, invalid, not_found
 
 T = TypeVar("T", bound=SQLModel)
-Q = TypeVar("Q", Select[Any], SelectOfScalar[Any])
-C = TypeVar("C", CanvasAssignment, CanvasQuiz, CanvasDiscussionTopic)
+R = TypeVar("R")
 
 ENROLLMENT_TYPES = ("StudentEnrollment", "TeacherEnrollment", "TaEnrollment",
                     "ObserverEnrollment", "DesignerEnrollment")
@@ -50,12 +51,55 @@ SUBMISSION_TYPES = ("online_text_entry", "online_url", "online_upload", "on_pape
 QUIZ_TYPES = ("practice_quiz", "assignment", "graded_survey", "survey")
 SCORING_POLICIES = ("keep_highest", "keep_latest", "keep_average")
 OPEN_STATES = ("active", "completed")  # enrollment states that let a user into a course
+PROFILE_FIELDS = ("name", "short_name", "bio", "title", "time_zone")  # a user may change these
 _ROLE_ORDER = ("TeacherEnrollment", "TaEnrollment", "DesignerEnrollment",
                "StudentEnrollment", "ObserverEnrollment")
 # Canvas's default grading scheme: lowest percentage for each letter.
 LETTER_GRADES = ((94.0, "A"), (90.0, "A-"), (87.0, "B+"), (84.0, "B"), (80.0, "B-"),
                  (77.0, "C+"), (74.0, "C"), (70.0, "C-"), (67.0, "D+"), (64.0, "D"),
                  (61.0, "D-"), (0.0, "F"))
+
+
+# ---------------------------------------------------------------- SQL
+
+def _cursor(session: Session) -> sqlite3.Cursor:
+    """A DB-API cursor inside the session's transaction, after flushing pending ORM changes."""
+    if session.new or session.dirty or session.deleted:
+        session.flush()
+    return session.connection().connection.cursor()
+
+
+def _sql(session: Session, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    """Execute one statement; the cursor gives its rows."""
+    return _cursor(session).execute(statement, params)
+
+
+def _rows(session: Session, row: type[R], statement: str, params: Sequence[Any] = ()) -> list[R]:
+    """The result as rows of a named tuple type."""
+    return list(map(row._make, _sql(session, statement, params)))  # type: ignore[attr-defined]
+
+
+def _first(session: Session, row: type[R], statement: str, params: Sequence[Any]) -> R | None:
+    found = _sql(session, statement, params).fetchone()
+    return None if found is None else row._make(found)  # type: ignore[attr-defined]
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _quoted(values: Sequence[str]) -> str:
+    """Constant strings as an SQL list: `'a', 'b'`."""
+    return ", ".join(f"'{v}'" for v in values)
+
+
+def _columns(row: type[tuple[Any, ...]], alias: str) -> str:
+    """The columns of a row type whose fields are named after them: `x.id, x.name, ...`."""
+    return ", ".join(f"{alias}.{name}" for name in row._fields)  # type: ignore[attr-defined]
+
+
+_OPEN = _quoted(OPEN_STATES)
+_STAFF = _quoted(STAFF_TYPES)
 
 
 # ---------------------------------------------------------------- values
@@ -143,10 +187,8 @@ def enroll(session: Session, *, course_id: int, user_id: int, type: str = "Stude
     """Enroll a user; one enrollment per (user, course, type), else ALREADY_EXISTS."""
     _choice("role", type, ENROLLMENT_TYPES)
     _choice("enrollment_state", state, ENROLLMENT_STATES)
-    existing = session.exec(select(CanvasEnrollment.id).where(
-        CanvasEnrollment.course_id == course_id, CanvasEnrollment.user_id == user_id,
-        CanvasEnrollment.type == type)).first()
-    if existing is not None:
+    if _sql(session, "SELECT 1 FROM canvas_enrollment WHERE course_id = ? AND user_id = ? "
+                     "AND type = ?", (course_id, user_id, type)).fetchone():
         raise ToolFailure(Code.ALREADY_EXISTS,
                           f"user {user_id} already has a {type} in course {course_id}")
     return _insert(session, CanvasEnrollment(course_id=course_id, user_id=user_id, type=type,
@@ -219,14 +261,13 @@ def add_submission(session: Session, *, assignment_id: int, user_id: int,
     return sub
 
 
-def attach_files(session: Session, sub: CanvasSubmission, file_ids: Iterable[int]) -> None:
+def attach_files(session: Session, sub: CanvasSubmission | Submission,
+                 file_ids: Iterable[int]) -> None:
     """Make `file_ids` the attachments of the submission's current attempt."""
-    for link in session.exec(select(CanvasSubmissionFile).where(
-            CanvasSubmissionFile.submission_id == sub.id)):
-        session.delete(link)
-    for file_id in dict.fromkeys(file_ids):
-        session.add(CanvasSubmissionFile(submission_id=sub.id, file_id=file_id))
-    session.flush()
+    _sql(session, "DELETE FROM canvas_submission_file WHERE submission_id = ?", (sub.id,))
+    _cursor(session).executemany(
+        "INSERT INTO canvas_submission_file (submission_id, file_id) VALUES (?, ?)",
+        [(sub.id, file_id) for file_id in dict.fromkeys(file_ids)])
 
 
 def add_quiz(session: Session, *, course_id: int, title: str, description: str | None = None,
@@ -258,38 +299,190 @@ def add_quiz_submission(session: Session, *, quiz_id: int, user_id: int,
 
 def log_in(session: Session, user_id: int | None) -> None:
     """Set the logged-in user (`None` logs out)."""
-    row = session.get(CanvasSession, 1)
-    if row is None:
-        row = CanvasSession(id=1)
-    row.user_id = user_id
-    _insert(session, row)
+    _sql(session, "INSERT INTO canvas_session (id, user_id) VALUES (1, ?) "
+                  "ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id", (user_id,))
+
+
+# ---------------------------------------------------------------- rows
+
+class User(NamedTuple):
+    """A user as tools see them (never the password hash)."""
+
+    id: int
+    name: str
+    short_name: str
+    sortable_name: str
+    login_id: str
+    email: str
+    time_zone: str
+    bio: str | None
+    title: str | None
+    is_admin: int
+
+
+class Course(NamedTuple):
+    id: int
+    account_id: int
+    name: str
+    course_code: str
+    workflow_state: str
+    start_at: str | None
+    end_at: str | None
+    time_zone: str
+    is_public: int
+    syllabus_body: str | None
+    term: str | None
+
+
+class Enrollment(NamedTuple):
+    id: int
+    course_id: int
+    user_id: int
+    type: str
+    enrollment_state: str
+
+
+class Assignment(NamedTuple):
+    id: int
+    course_id: int
+    name: str
+    description: str | None
+    due_at: str | None
+    unlock_at: str | None
+    lock_at: str | None
+    points_possible: float | None
+    submission_types: str
+    published: int
+
+
+class Quiz(NamedTuple):
+    id: int
+    course_id: int
+    title: str
+    description: str | None
+    quiz_type: str
+    time_limit: int | None
+    allowed_attempts: int
+    scoring_policy: str
+    shuffle_answers: int
+    points_possible: float | None
+    question_count: int
+    due_at: str | None
+    published: int
+    access_code: str | None
+    credits: int | None
+
+
+class Topic(NamedTuple):
+    """A topic with its author's name and its number of replies."""
+
+    id: int
+    course_id: int
+    title: str
+    message: str
+    posted_at: str
+    author_id: int
+    is_announcement: int
+    published: int
+    author: str
+    replies: int
+
+
+class Submission(NamedTuple):
+    """`id` is None for the placeholder of work never submitted."""
+
+    id: int | None
+    assignment_id: int
+    user_id: int
+    workflow_state: str
+    submission_type: str | None = None
+    body: str | None = None
+    url: str | None = None
+    submitted_at: str | None = None
+    attempt: int | None = None
+    grade: str | None = None
+    score: float | None = None
+    graded_at: str | None = None
+
+
+class Table(NamedTuple):
+    """Rows of `row` read as `columns` from `tables`, whose main table is aliased `x`."""
+
+    row: type[Any]
+    columns: str
+    tables: str
+
+    def select(self, where: str) -> str:
+        return f"SELECT {self.columns} FROM {self.tables} WHERE {where}"
+
+
+def _table(row: type[tuple[Any, ...]], name: str) -> Table:
+    return Table(row, _columns(row, "x"), f"{name} x")
+
+
+USERS = _table(User, "canvas_user")
+COURSES = _table(Course, "canvas_course")
+ASSIGNMENTS = _table(Assignment, "canvas_assignment")
+QUIZZES = _table(Quiz, "canvas_quiz")
+SUBMISSIONS = _table(Submission, "canvas_submission")
+TOPICS = Table(Topic, "x.id, x.course_id, x.title, x.message, x.posted_at, x.author_id, "
+                      "x.is_announcement, x.published, u.name, (SELECT count(*) FROM "
+                      "canvas_discussion_entry d WHERE d.topic_id = x.id)",
+               "canvas_discussion_topic x JOIN canvas_user u ON u.id = x.author_id")
+BY_DUE = "x.due_at IS NULL, x.due_at, x.id"  # undated last
+NEWEST_FIRST = "x.posted_at DESC, x.id DESC"
+
+
+# ---------------------------------------------------------------- paging
+
+class Listing(NamedTuple):
+    """The rows of `table` that match `where` (its `?` take `params`), in `order`, which ends
+    in a unique key."""
+
+    table: Table
+    where: str
+    order: str
+    params: tuple[Any, ...] = ()
+
+
+def fetch_all(session: Session, listing: Listing) -> list[Any]:
+    """Every row of a listing."""
+    return _rows(session, listing.table.row,
+                 f"{listing.table.select(listing.where)} ORDER BY {listing.order}", listing.params)
+
+
+def paged(session: Session, listing: Listing, page: int, per_page: int,
+          render: Callable[[list[Any]], list[dict[str, Any]]]) -> dict[str, Any]:
+    """`{items,page,per_page,total,has_more}` with LIMIT/OFFSET in SQL. COUNT runs only when
+    the page does not tell the total by itself."""
+    offset = (page - 1) * per_page
+    table, where, order, params = listing
+    rows = _rows(session, table.row, f"{table.select(where)} ORDER BY {order} LIMIT ? OFFSET ?",
+                 (*params, per_page, offset))
+    if 0 < len(rows) < per_page or (page == 1 and not rows):
+        total = offset + len(rows)
+    else:
+        total = _sql(session, f"SELECT count(*) FROM {table.tables} WHERE {where}",
+                     params).fetchone()[0]
+    return {"items": render(rows), "page": page, "per_page": per_page, "total": total,
+            "has_more": page * per_page < total}
 
 
 # ---------------------------------------------------------------- who is asking
 
-# Statements every call runs are built once; `bindparam`s take the values.
-_SESSION_USER = select(CanvasUser).join(CanvasSession, col(CanvasSession.user_id) == CanvasUser.id)
-_OWN_ENROLLMENTS = select(CanvasEnrollment).where(
-    CanvasEnrollment.user_id == bindparam("user_id"),
-    col(CanvasEnrollment.course_id).in_(bindparam("course_ids", expanding=True)),
-    col(CanvasEnrollment.enrollment_state).in_(OPEN_STATES))
-_COURSE_AND_OWN_ENROLLMENTS = select(CanvasCourse, CanvasEnrollment).outerjoin(CanvasEnrollment, and_(
-    CanvasEnrollment.course_id == CanvasCourse.id, CanvasEnrollment.user_id == bindparam("user_id"),
-    col(CanvasEnrollment.enrollment_state).in_(OPEN_STATES))).where(CanvasCourse.id == bindparam("course_id"))
-_TEACHERS = (select(CanvasEnrollment.course_id, CanvasUser.id, CanvasUser.name, CanvasUser.email)
-             .join(CanvasUser, col(CanvasUser.id) == CanvasEnrollment.user_id)
-             .where(col(CanvasEnrollment.course_id).in_(bindparam("course_ids", expanding=True)),
-                    CanvasEnrollment.type == "TeacherEnrollment",
-                    CanvasEnrollment.enrollment_state == "active")
-             .order_by(col(CanvasEnrollment.course_id), col(CanvasUser.id)))
+_SESSION_USER = USERS.select("x.id = (SELECT user_id FROM canvas_session WHERE id = 1)")
+_COURSE_AND_OWN_ENROLLMENTS = (
+    f"SELECT {COURSES.columns}, {_columns(Enrollment, 'e')} FROM {COURSES.tables} "
+    f"LEFT JOIN canvas_enrollment e ON e.course_id = x.id AND e.user_id = ? "
+    f"AND e.enrollment_state IN ({_OPEN}) WHERE x.id = ?")
 
 
-def session_user(session: Session) -> CanvasUser | None:
+def session_user(session: Session) -> User | None:
     """The logged-in user, if any."""
-    return session.exec(_SESSION_USER).first()
+    return _first(session, User, _SESSION_USER, ())
 
 
-def current_user(session: Session) -> CanvasUser:
+def current_user(session: Session) -> User:
     """The logged-in user, else UNAUTHENTICATED."""
     user = session_user(session)
     if user is None:
@@ -297,14 +490,48 @@ def current_user(session: Session) -> CanvasUser:
     return user
 
 
-def _role_rank(e: CanvasEnrollment) -> tuple[bool, int, int]:
-    return e.enrollment_state != "active", _ROLE_ORDER.index(e.type), e.id or 0
+def check_login(session: Session, login_id: str, password: str) -> User | None:
+    """The user when `password` is right for `login_id`, else None."""
+    row = _sql(session, f"SELECT {USERS.columns}, x.password_hash FROM {USERS.tables} "
+                        "WHERE x.login_id = ?", (login_id,)).fetchone()
+    if row is None or not verify_password(password, row[-1]):
+        return None
+    return User._make(row[:-1])
 
 
-def _strongest(enrollments: Iterable[CanvasEnrollment]) -> dict[int, CanvasEnrollment]:
+def user_exists(session: Session, user_id: int) -> bool:
+    found = _sql(session, "SELECT 1 FROM canvas_user WHERE id = ?", (user_id,)).fetchone()
+    return found is not None
+
+
+def update_profile(session: Session, user: User, changes: dict[str, str]) -> User:
+    """Set some of `PROFILE_FIELDS` of the user; returns the changed row."""
+    if not set(changes) <= set(PROFILE_FIELDS):
+        raise ValueError(f"not profile fields: {sorted(set(changes) - set(PROFILE_FIELDS))}")
+    columns = ", ".join(f"{field} = ?" for field in changes)
+    _sql(session, f"UPDATE canvas_user SET {columns} WHERE id = ?", (*changes.values(), user.id))
+    return user._replace(**changes)
+
+
+def users_around(user: User) -> Listing:
+    """Users who share a course with `user` (with an open enrollment each), `user` included;
+    every user for an admin. By id."""
+    if user.is_admin:
+        return Listing(USERS, "TRUE", "x.id")
+    classmate = ("EXISTS (SELECT 1 FROM canvas_enrollment e JOIN canvas_enrollment m "
+                 f"ON m.course_id = e.course_id WHERE e.user_id = x.id AND e.enrollment_state IN "
+                 f"({_OPEN}) AND m.user_id = ? AND m.enrollment_state IN ({_OPEN}))")
+    return Listing(USERS, f"x.id = ? OR {classmate}", "x.id", (user.id, user.id))
+
+
+def _role_rank(e: Enrollment) -> tuple[bool, int, int]:
+    return e.enrollment_state != "active", _ROLE_ORDER.index(e.type), e.id
+
+
+def _strongest(enrollments: Iterable[Enrollment]) -> dict[int, Enrollment]:
     """Per course, the enrollment that decides the role: active before completed, then
     teacher, TA, designer, student, observer."""
-    best: dict[int, CanvasEnrollment] = {}
+    best: dict[int, Enrollment] = {}
     for e in enrollments:
         if e.course_id not in best or _role_rank(e) < _role_rank(best[e.course_id]):
             best[e.course_id] = e
@@ -312,40 +539,52 @@ def _strongest(enrollments: Iterable[CanvasEnrollment]) -> dict[int, CanvasEnrol
 
 
 def own_enrollments(session: Session, user_id: int,
-                    course_ids: Iterable[int]) -> dict[int, CanvasEnrollment]:
+                    course_ids: Sequence[int]) -> dict[int, Enrollment]:
     """The user's strongest open enrollment per course."""
-    return _strongest(session.exec(_OWN_ENROLLMENTS, params={
-        "user_id": user_id, "course_ids": list(course_ids)}))
+    return _strongest(_rows(
+        session, Enrollment, f"SELECT {_columns(Enrollment, 'e')} FROM canvas_enrollment e "
+                             f"WHERE e.user_id = ? AND e.enrollment_state IN ({_OPEN}) "
+                             f"AND e.course_id IN ({_marks(len(course_ids))})",
+        (user_id, *course_ids)))
+
+
+def is_student(session: Session, course_id: int, user_id: int) -> bool:
+    """Whether the user has a student enrollment (in any state) in the course."""
+    found = _sql(session, "SELECT 1 FROM canvas_enrollment WHERE course_id = ? AND user_id = ? "
+                          "AND type = 'StudentEnrollment'", (course_id, user_id)).fetchone()
+    return found is not None
 
 
 @dataclass(frozen=True)
 class CourseAccess:
     """The caller inside one course: `enrollment` is theirs (None for an admin without one)."""
 
-    user: CanvasUser
-    course: CanvasCourse
-    enrollment: CanvasEnrollment | None
+    user: User
+    course: Course
+    enrollment: Enrollment | None
 
     @property
     def staff(self) -> bool:
         """Teacher, TA or account admin: sees unpublished content and others' work."""
-        return self.user.is_admin or (self.enrollment is not None
-                                      and self.enrollment.type in STAFF_TYPES)
+        return bool(self.user.is_admin) or (self.enrollment is not None
+                                            and self.enrollment.type in STAFF_TYPES)
 
     @property
     def student(self) -> bool:
         return self.enrollment is not None and self.enrollment.type == "StudentEnrollment"
 
 
-def course_access(session: Session, user: CanvasUser, course_id: int) -> CourseAccess:
+def course_access(session: Session, user: User, course_id: int) -> CourseAccess:
     """NOT_FOUND for a missing course, PERMISSION_DENIED unless the caller is an admin or has an
-    open enrollment (only teachers and TAs enter unpublished courses)."""
-    rows = session.exec(_COURSE_AND_OWN_ENROLLMENTS,
-                        params={"user_id": user.id, "course_id": course_id}).all()
+    open enrollment (only teachers and TAs enter unpublished courses). One query: the course
+    row once per open enrollment of the caller in it."""
+    rows = _sql(session, _COURSE_AND_OWN_ENROLLMENTS, (user.id, course_id)).fetchall()
     if not rows:
         raise not_found(f"course {course_id} not found", hint="see canvas_list_courses")
-    course = rows[0][0]
-    enrollment = _strongest(e for _, e in rows if e is not None).get(course_id)
+    split = len(Course._fields)
+    course = Course._make(rows[0][:split])
+    mine = [Enrollment._make(r[split:]) for r in rows if r[split] is not None]
+    enrollment = _strongest(mine).get(course_id)
     access = CourseAccess(user, course, enrollment)
     if not user.is_admin:
         if enrollment is None:
@@ -370,64 +609,92 @@ def require_active(access: CourseAccess, now_z: str) -> None:
                           f"your enrollment in course {course.id} is {access.enrollment.enrollment_state}")
 
 
-def in_course(session: Session, model: type[C], obj_id: int, access: CourseAccess, what: str) -> C:
-    """An assignment, quiz or topic of the course; unpublished ones exist only for staff."""
-    row = session.get(model, obj_id)
+def in_course(session: Session, table: Table, obj_id: int, access: CourseAccess, what: str) -> Any:
+    """An assignment, quiz or topic (`table`) of the course; unpublished ones exist only for
+    staff."""
+    row = _first(session, table.row, table.select("x.id = ?"), (obj_id,))
     if row is None or row.course_id != access.course.id or not (row.published or access.staff):
         raise not_found(f"{what} {obj_id} not found in course {access.course.id}")
     return row
 
 
-def visible(stmt: SelectOfScalar[C], model: type[C], access: CourseAccess) -> SelectOfScalar[C]:
-    """Limit a course listing to what the caller may see."""
-    return stmt if access.staff else stmt.where(col(model.published) == True)  # noqa: E712
+def course_items(table: Table, access: CourseAccess, order: str, where: str = "TRUE",
+                 params: tuple[Any, ...] = ()) -> Listing:
+    """The assignments, quizzes or topics (`table`) of the course matching `where` that the
+    caller may see: students see published ones only."""
+    shown = "x.course_id = ?" if access.staff else "x.course_id = ? AND x.published = 1"
+    return Listing(table, f"{shown} AND {where}", order, (access.course.id, *params))
 
 
-def my_courses(user_id: int, now_z: str,
-               include_ended: bool = False) -> SelectOfScalar[CanvasCourse]:
+def my_courses(user_id: int, now_z: str, include_ended: bool = False) -> Listing:
     """Courses the user is actively enrolled in (students: published ones), by id. With
     `include_ended`, also completed enrollments and courses that are completed or past end_at."""
     states = OPEN_STATES if include_ended else ("active",)
-    mine = select(CanvasEnrollment.id).where(
-        CanvasEnrollment.course_id == CanvasCourse.id, CanvasEnrollment.user_id == user_id,
-        col(CanvasEnrollment.enrollment_state).in_(states),
-        or_(col(CanvasEnrollment.type).in_(STAFF_TYPES), CanvasCourse.workflow_state != "unpublished"))
-    stmt = select(CanvasCourse).where(mine.exists())
-    if not include_ended:
-        stmt = stmt.where(CanvasCourse.workflow_state != "completed",
-                          or_(col(CanvasCourse.end_at).is_(None), col(CanvasCourse.end_at) >= now_z))
-    return stmt.order_by(col(CanvasCourse.id))
+    where = ("EXISTS (SELECT 1 FROM canvas_enrollment e WHERE e.course_id = x.id AND e.user_id = ? "
+             f"AND e.enrollment_state IN ({_quoted(states)}) "
+             f"AND (e.type IN ({_STAFF}) OR x.workflow_state != 'unpublished'))")
+    if include_ended:
+        return Listing(COURSES, where, "x.id", (user_id,))
+    return Listing(COURSES, f"{where} AND x.workflow_state != 'completed' "
+                            "AND (x.end_at IS NULL OR x.end_at >= ?)", "x.id", (user_id, now_z))
 
 
-# ---------------------------------------------------------------- paging
+def student_count(session: Session, course_id: int) -> int:
+    """Active students of the course."""
+    return _sql(session, "SELECT count(*) FROM canvas_enrollment WHERE course_id = ? AND "
+                         "type = 'StudentEnrollment' AND enrollment_state = 'active'",
+                (course_id,)).fetchone()[0]
 
-def paged(session: Session, stmt: Select[Any] | SelectOfScalar[Any], page: int, per_page: int,
-          render: Callable[[list[Any]], list[dict[str, Any]]]) -> dict[str, Any]:
-    """`{items,page,per_page,total,has_more}` with LIMIT/OFFSET in SQL; `stmt` is ordered by a
-    unique key last. COUNT runs only when the page does not tell the total by itself."""
-    offset = (page - 1) * per_page
-    rows = list(session.exec(stmt.limit(per_page).offset(offset)))
-    if 0 < len(rows) < per_page or (page == 1 and not rows):
-        total = offset + len(rows)
-    else:
-        total = session.exec(select(func.count()).select_from(stmt.order_by(None).subquery())).one()
-    return {"items": render(rows), "page": page, "per_page": per_page, "total": total,
-            "has_more": page * per_page < total}
+
+def course_students(session: Session, course_id: int) -> list[tuple[int, str]]:
+    """(id, name) of the course's students with an open enrollment, by sortable name and id."""
+    return _sql(session, "SELECT u.id, u.name FROM canvas_enrollment e JOIN canvas_user u "
+                         "ON u.id = e.user_id WHERE e.course_id = ? "
+                         f"AND e.type = 'StudentEnrollment' AND e.enrollment_state IN ({_OPEN}) "
+                         "ORDER BY u.sortable_name, u.id", (course_id,)).fetchall()
+
+
+# ---------------------------------------------------------------- submissions
+
+_SUBMIT = (
+    "INSERT INTO canvas_submission (assignment_id, user_id, workflow_state, submission_type, "
+    "body, url, submitted_at, attempt) VALUES (?, ?, 'submitted', ?, ?, ?, ?, 1) "
+    "ON CONFLICT (assignment_id, user_id) DO UPDATE SET workflow_state = 'submitted', "
+    "submission_type = excluded.submission_type, body = excluded.body, url = excluded.url, "
+    "submitted_at = excluded.submitted_at, attempt = coalesce(attempt, 0) + 1")
+
+
+def submission_of(session: Session, assignment_id: int, user_id: int) -> Submission | None:
+    return _first(session, Submission, SUBMISSIONS.select("x.assignment_id = ? AND x.user_id = ?"),
+                  (assignment_id, user_id))
+
+
+def submit(session: Session, *, assignment_id: int, user_id: int, submission_type: str,
+           body: str | None, url: str | None, submitted_at: str) -> Submission:
+    """Store a new attempt: the first one, or the next over the current one (its grade kept)."""
+    _sql(session, _SUBMIT, (assignment_id, user_id, submission_type, body, url, submitted_at))
+    return submission_of(session, assignment_id, user_id)  # type: ignore[return-value]
+
+
+def owned_files(session: Session, user_id: int, file_ids: Sequence[int]) -> set[int]:
+    """Which of `file_ids` are the user's own files."""
+    return {r[0] for r in _sql(session, "SELECT id FROM canvas_file WHERE user_id = ? AND id IN "
+                                        f"({_marks(len(file_ids))})", (user_id, *file_ids))}
 
 
 # ---------------------------------------------------------------- projections
 
-def user_view(u: CanvasUser) -> dict[str, Any]:
+def user_view(u: User) -> dict[str, Any]:
     return {"id": u.id, "name": u.name, "short_name": u.short_name,
             "sortable_name": u.sortable_name, "login_id": u.login_id, "email": u.email,
             "time_zone": u.time_zone}
 
 
-def login_view(u: CanvasUser) -> dict[str, Any]:
+def login_view(u: User) -> dict[str, Any]:
     return {"id": u.id, "name": u.name, "email": u.email, "login_id": u.login_id, "logged_in": True}
 
 
-def profile_view(u: CanvasUser) -> dict[str, Any]:
+def profile_view(u: User) -> dict[str, Any]:
     return user_view(u) | {"bio": u.bio, "title": u.title}
 
 
@@ -437,48 +704,53 @@ def enrollment_view(e: CanvasEnrollment) -> dict[str, Any]:
 
 
 def teachers_of(session: Session, course_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """Active teachers per course, by user id, in one query."""
+    """Active teachers per course, by user id, in one query (sorted here: cheaper than
+    SQLite's sorter)."""
     out: dict[int, list[dict[str, Any]]] = {cid: [] for cid in course_ids}
-    for course_id, uid, name, email in session.exec(_TEACHERS, params={"course_ids": course_ids}):
+    rows = _sql(session, "SELECT e.course_id, u.id, u.name, u.email FROM canvas_enrollment e "
+                         "JOIN canvas_user u ON u.id = e.user_id "
+                         "WHERE e.type = 'TeacherEnrollment' AND e.enrollment_state = 'active' "
+                         f"AND e.course_id IN ({_marks(len(course_ids))})", course_ids).fetchall()
+    for course_id, uid, name, email in sorted(rows):
         out[course_id].append({"id": uid, "name": name, "email": email})
     return out
 
 
-def course_views(session: Session, courses: list[CanvasCourse],
-                 mine: dict[int, CanvasEnrollment]) -> list[dict[str, Any]]:
+def course_views(session: Session, courses: list[Course],
+                 mine: dict[int, Enrollment]) -> list[dict[str, Any]]:
     """`Course` projections with teachers (one query per batch) and the caller's enrollment
     from `mine` (course id -> enrollment)."""
     teachers = teachers_of(session, [c.id for c in courses])
     return [{
         "id": c.id, "name": c.name, "course_code": c.course_code,
         "workflow_state": c.workflow_state, "account_id": c.account_id, "start_at": c.start_at,
-        "end_at": c.end_at, "time_zone": c.time_zone, "is_public": c.is_public,
+        "end_at": c.end_at, "time_zone": c.time_zone, "is_public": bool(c.is_public),
         "teachers": teachers[c.id],
         "enrollment": ({"type": mine[c.id].type, "enrollment_state": mine[c.id].enrollment_state}
                        if c.id in mine else None),
     } for c in courses]
 
 
-def course_brief(c: CanvasCourse) -> dict[str, Any]:
+def course_brief(c: Course) -> dict[str, Any]:
     return {"id": c.id, "name": c.name, "course_code": c.course_code}
 
 
-def assignment_view(a: CanvasAssignment) -> dict[str, Any]:
+def assignment_view(a: Assignment) -> dict[str, Any]:
     return {"id": a.id, "course_id": a.course_id, "name": a.name, "description": a.description,
             "due_at": a.due_at, "unlock_at": a.unlock_at, "lock_at": a.lock_at,
             "points_possible": a.points_possible, "submission_types": a.submission_types.split(","),
-            "published": a.published, "html_url": f"/courses/{a.course_id}/assignments/{a.id}"}
+            "published": bool(a.published),
+            "html_url": f"/courses/{a.course_id}/assignments/{a.id}"}
 
 
-def submission_view(session: Session, a: CanvasAssignment, user_id: int,
-                    sub: CanvasSubmission | None) -> dict[str, Any]:
+def submission_view(session: Session, a: Assignment, user_id: int,
+                    sub: Submission | None) -> dict[str, Any]:
     """`Submission`; a never-submitted one is an `unsubmitted` placeholder with id null."""
     if sub is None:
-        sub = CanvasSubmission(assignment_id=a.id, user_id=user_id, workflow_state="unsubmitted")
-    files = [] if sub.submission_type != "online_upload" else session.exec(
-        select(CanvasFile.id, CanvasFile.display_name)
-        .join(CanvasSubmissionFile, col(CanvasSubmissionFile.file_id) == CanvasFile.id)
-        .where(CanvasSubmissionFile.submission_id == sub.id).order_by(col(CanvasFile.id))).all()
+        sub = Submission(None, a.id, user_id, "unsubmitted")
+    files = [] if sub.submission_type != "online_upload" else _sql(
+        session, "SELECT f.id, f.display_name FROM canvas_submission_file l JOIN canvas_file f "
+                 "ON f.id = l.file_id WHERE l.submission_id = ? ORDER BY f.id", (sub.id,))
     late = bool(sub.submitted_at and a.due_at and sub.submitted_at > a.due_at)
     return {"id": sub.id, "assignment_id": a.id, "user_id": user_id,
             "workflow_state": sub.workflow_state, "submission_type": sub.submission_type,
@@ -488,30 +760,30 @@ def submission_view(session: Session, a: CanvasAssignment, user_id: int,
             "grade": sub.grade, "score": sub.score, "graded_at": sub.graded_at}
 
 
-def quiz_view(q: CanvasQuiz) -> dict[str, Any]:
+def quiz_view(q: Quiz) -> dict[str, Any]:
     return {"id": q.id, "course_id": q.course_id, "title": q.title, "description": q.description,
             "quiz_type": q.quiz_type, "time_limit": q.time_limit,
             "allowed_attempts": q.allowed_attempts, "scoring_policy": q.scoring_policy,
-            "shuffle_answers": q.shuffle_answers, "points_possible": q.points_possible,
-            "question_count": q.question_count, "due_at": q.due_at, "published": q.published,
+            "shuffle_answers": bool(q.shuffle_answers), "points_possible": q.points_possible,
+            "question_count": q.question_count, "due_at": q.due_at, "published": bool(q.published),
             "has_access_code": bool(q.access_code), "credits": q.credits}
 
 
-def topics_query(access: CourseAccess) -> Select[Any]:
-    """Rows of (topic, author name, reply count) of the course that the caller may see."""
-    replies = (select(func.count()).where(CanvasDiscussionEntry.topic_id == CanvasDiscussionTopic.id)
-               .correlate(CanvasDiscussionTopic).scalar_subquery())
-    stmt = (select(CanvasDiscussionTopic, CanvasUser.name, replies)
-            .join(CanvasUser, col(CanvasUser.id) == CanvasDiscussionTopic.author_id)
-            .where(CanvasDiscussionTopic.course_id == access.course.id))
-    return stmt if access.staff else stmt.where(CanvasDiscussionTopic.published == True)  # noqa: E712
-
-
-def topic_view(t: CanvasDiscussionTopic, author: str, replies: int) -> dict[str, Any]:
+def topic_view(t: Topic) -> dict[str, Any]:
     return {"id": t.id, "course_id": t.course_id, "title": t.title, "message": t.message,
-            "posted_at": t.posted_at, "author": {"id": t.author_id, "name": author},
-            "is_announcement": t.is_announcement, "discussion_subentry_count": replies,
-            "published": t.published}
+            "posted_at": t.posted_at, "author": {"id": t.author_id, "name": t.author},
+            "is_announcement": bool(t.is_announcement), "discussion_subentry_count": t.replies,
+            "published": bool(t.published)}
+
+
+def entry_views(session: Session, topic_id: int, limit: int) -> list[dict[str, Any]]:
+    """The first `limit` replies of a topic, oldest first, with their authors."""
+    rows = _sql(session, "SELECT e.id, e.user_id, u.name, e.message, e.created_at "
+                         "FROM canvas_discussion_entry e JOIN canvas_user u ON u.id = e.user_id "
+                         "WHERE e.topic_id = ? ORDER BY e.created_at, e.id LIMIT ?",
+                (topic_id, limit))
+    return [{"id": eid, "user": {"id": uid, "name": name}, "message": message,
+             "created_at": created_at} for eid, uid, name, message, created_at in rows]
 
 
 def entry_view(e: CanvasDiscussionEntry) -> dict[str, Any]:
@@ -562,36 +834,31 @@ def course_score(assignments: list[GradeItem], scores: dict[int, float]) -> dict
 def published_assignments(session: Session, course_ids: list[int]) -> dict[int, list[GradeItem]]:
     """Published assignments per course, by due_at (undated last) and id."""
     out: dict[int, list[GradeItem]] = {cid: [] for cid in course_ids}
-    stmt = select(CanvasAssignment.id, CanvasAssignment.course_id,
-                  CanvasAssignment.points_possible).where(
-        col(CanvasAssignment.course_id).in_(course_ids), CanvasAssignment.published == True)  # noqa: E712
-    for row in session.exec(by_due(stmt, CanvasAssignment)):
-        out[row.course_id].append(GradeItem(*row))
+    for item in _rows(session, GradeItem, "SELECT x.id, x.course_id, x.points_possible FROM "
+                                          "canvas_assignment x WHERE x.published = 1 AND "
+                                          f"x.course_id IN ({_marks(len(course_ids))}) "
+                                          f"ORDER BY {BY_DUE}", course_ids):
+        out[item.course_id].append(item)
     return out
 
 
 def marks_of(session: Session, assignment_ids: list[int],
              user_ids: list[int]) -> dict[tuple[int, int], Mark]:
     """Scored submissions keyed by (assignment id, user id)."""
-    rows = session.exec(select(CanvasSubmission.assignment_id, CanvasSubmission.user_id,
-                               CanvasSubmission.score, CanvasSubmission.grade).where(
-        col(CanvasSubmission.assignment_id).in_(assignment_ids),
-        col(CanvasSubmission.user_id).in_(user_ids), col(CanvasSubmission.score).is_not(None)))
+    rows = _sql(session, "SELECT assignment_id, user_id, score, grade FROM canvas_submission "
+                         f"WHERE assignment_id IN ({_marks(len(assignment_ids))}) AND user_id "
+                         f"IN ({_marks(len(user_ids))}) AND score IS NOT NULL",
+                (*assignment_ids, *user_ids))
     return {(aid, uid): Mark(score, grade) for aid, uid, score, grade in rows}
 
 
-def by_due(stmt: Q, model: type[CanvasAssignment] | type[CanvasQuiz]) -> Q:
-    """Order by due_at with undated rows last, then id."""
-    return stmt.order_by(col(model.due_at).is_(None), col(model.due_at), col(model.id))
-
-
-def upcoming(session: Session, courses: list[CanvasCourse], now_z: str,
-             limit: int) -> list[dict[str, Any]]:
-    """Published assignments of `courses` due after `now_z`, soonest first."""
-    by_id = {c.id: c for c in courses}
-    rows = session.exec(select(CanvasAssignment).where(
-        col(CanvasAssignment.course_id).in_(list(by_id)), CanvasAssignment.published == True,  # noqa: E712
-        col(CanvasAssignment.due_at) > now_z)
-        .order_by(col(CanvasAssignment.due_at), col(CanvasAssignment.id)).limit(limit))
-    return [{"assignment": assignment_view(a), "course": course_brief(by_id[a.course_id])}
-            for a in rows]
+def upcoming(session: Session, courses: Listing, now_z: str, limit: int) -> list[dict[str, Any]]:
+    """Published assignments due after `now_z` in the courses of a `COURSES` listing, soonest
+    first (then id), each with its course."""
+    rows = _sql(session, f"SELECT {_columns(Assignment, 'a')}, {COURSES.columns} FROM "
+                         "canvas_assignment a JOIN canvas_course x ON x.id = a.course_id "
+                         f"WHERE ({courses.where}) AND a.published = 1 AND a.due_at > ? "
+                         "ORDER BY a.due_at, a.id LIMIT ?", (*courses.params, now_z, limit))
+    split = len(Assignment._fields)
+    return [{"assignment": assignment_view(Assignment._make(r[:split])),
+             "course": course_brief(Course._make(r[split:]))} for r in rows]

@@ -5,22 +5,9 @@ default 50, max 100)."""
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy.orm import aliased
-from sqlmodel import col, func, or_, select
 
 from loca.clock import iso_z
 from mock_servers.canvas import domain
-from mock_servers.canvas.models import (
-    CanvasAssignment,
-    CanvasDiscussionEntry,
-    CanvasDiscussionTopic,
-    CanvasEnrollment,
-    CanvasFile,
-    CanvasQuiz,
-    CanvasSubmission,
-    CanvasUser,
-)
-from mock_servers.core.auth import verify_password
 from mock_servers.core.errors import Code, ToolFailure, denied, invalid, not_found
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int, page_param, size_param
@@ -56,8 +43,8 @@ def canvas_login(
 ) -> dict[str, Any]:
     """Log in as a Canvas user; later calls act as that user. Wrong login id or password is
     UNAUTHENTICATED. Replaces any previous login."""
-    user = call.session.exec(select(CanvasUser).where(CanvasUser.login_id == login_id)).first()
-    if user is None or not verify_password(password, user.password_hash):
+    user = domain.check_login(call.session, login_id, password)
+    if user is None:
         raise ToolFailure(Code.UNAUTHENTICATED, "invalid login_id or password")
     domain.log_in(call.session, user.id)
     return domain.login_view(user)
@@ -80,17 +67,8 @@ def canvas_get_current_user(call: Call) -> dict[str, Any]:
 def canvas_list_users(call: Call, page: Page = 1, per_page: PerPage = 50) -> dict[str, Any]:
     """Users who share a course with you (yourself included; account admins see every user),
     by id: id, name, login_id, email. Paged: per_page default 50, max 100."""
-    user = domain.current_user(call.session)
-    stmt = select(CanvasUser)
-    if not user.is_admin:
-        mine = aliased(CanvasEnrollment)
-        my_courses = select(mine.course_id).where(
-            mine.user_id == user.id, col(mine.enrollment_state).in_(domain.OPEN_STATES))
-        classmates = select(CanvasEnrollment.user_id).where(
-            col(CanvasEnrollment.course_id).in_(my_courses),
-            col(CanvasEnrollment.enrollment_state).in_(domain.OPEN_STATES))
-        stmt = stmt.where(or_(CanvasUser.id == user.id, col(CanvasUser.id).in_(classmates)))
-    return domain.paged(call.session, stmt.order_by(col(CanvasUser.id)), page, per_page,
+    users = domain.users_around(domain.current_user(call.session))
+    return domain.paged(call.session, users, page, per_page,
                         lambda rows: [{"id": u.id, "name": u.name, "login_id": u.login_id,
                                        "email": u.email} for u in rows])
 
@@ -122,10 +100,7 @@ def canvas_update_user_profile(
             raise invalid(f"{field} must not be empty")
     if time_zone is not None:
         domain.check_zone(time_zone)
-    for field, value in changes.items():
-        setattr(user, field, value)
-    call.session.add(user)
-    return domain.profile_view(user)
+    return domain.profile_view(domain.update_profile(call.session, user, changes))
 
 
 # ---------------------------------------------------------------- courses
@@ -141,8 +116,8 @@ def canvas_list_courses(
     enrollment. Concluded courses (completed, past end date, or a completed enrollment) only
     with include_ended. Paged: per_page default 50, max 100."""
     user = domain.current_user(call.session)
-    stmt = domain.my_courses(user.id, iso_z(call.now), include_ended)
-    return domain.paged(call.session, stmt, page, per_page, lambda rows: domain.course_views(
+    courses = domain.my_courses(user.id, iso_z(call.now), include_ended)
+    return domain.paged(call.session, courses, page, per_page, lambda rows: domain.course_views(
         call.session, rows, domain.own_enrollments(call.session, user.id, [c.id for c in rows])))
 
 
@@ -151,12 +126,9 @@ def canvas_get_course(call: Call, course_id: CourseId) -> dict[str, Any]:
     """One course with its teachers, your enrollment and total_students (active students).
     You must be enrolled (or an account admin)."""
     access = _access(call, course_id)
-    total = call.session.exec(select(func.count()).select_from(CanvasEnrollment).where(
-        CanvasEnrollment.course_id == course_id, CanvasEnrollment.type == "StudentEnrollment",
-        CanvasEnrollment.enrollment_state == "active")).one()
     mine = {course_id: access.enrollment} if access.enrollment else {}
     view = domain.course_views(call.session, [access.course], mine)[0]
-    return view | {"total_students": total}
+    return view | {"total_students": domain.student_count(call.session, course_id)}
 
 
 @toolbox.tool(rw="read")
@@ -181,7 +153,7 @@ def canvas_enroll_user(
     role twice is ALREADY_EXISTS; existing enrollments are never changed."""
     access = _access(call, course_id)
     domain.require_staff(access, "enroll users")
-    if call.session.get(CanvasUser, user_id) is None:
+    if not domain.user_exists(call.session, user_id):
         raise not_found(f"user {user_id} not found")
     enrollment = domain.enroll(call.session, course_id=course_id, user_id=user_id, type=role,
                                state=enrollment_state)
@@ -194,9 +166,9 @@ def canvas_get_dashboard(call: Call) -> dict[str, Any]:
     assignments due, as canvas_get_upcoming_assignments lists them."""
     user = domain.current_user(call.session)
     now_z = iso_z(call.now)
-    courses = list(call.session.exec(domain.my_courses(user.id, now_z)))
+    courses = domain.my_courses(user.id, now_z)
     return {"user": domain.user_view(user),
-            "courses": [domain.course_brief(c) for c in courses],
+            "courses": [domain.course_brief(c) for c in domain.fetch_all(call.session, courses)],
             "upcoming_assignments": domain.upcoming(call.session, courses, now_z, 5)}
 
 
@@ -205,7 +177,7 @@ def canvas_get_dashboard_cards(call: Call) -> dict[str, Any]:
     """Dashboard cards of your active courses, by course id: id, shortName, originalName,
     courseCode, term, href and enrollmentType (your enrollment in it)."""
     user = domain.current_user(call.session)
-    courses = list(call.session.exec(domain.my_courses(user.id, iso_z(call.now))))
+    courses = domain.fetch_all(call.session, domain.my_courses(user.id, iso_z(call.now)))
     mine = domain.own_enrollments(call.session, user.id, [c.id for c in courses])
     return {"cards": [{"id": c.id, "shortName": c.name, "originalName": c.name,
                        "courseCode": c.course_code, "term": c.term, "href": f"/courses/{c.id}",
@@ -220,10 +192,8 @@ def canvas_list_assignments(call: Call, course_id: CourseId, page: Page = 1,
                             per_page: PerPage = 50) -> dict[str, Any]:
     """Assignments of a course ordered by due_at (undated last), then id. Students see
     published ones only. Paged: per_page default 50, max 100."""
-    access = _access(call, course_id)
-    stmt = domain.visible(select(CanvasAssignment).where(CanvasAssignment.course_id == course_id),
-                          CanvasAssignment, access)
-    return domain.paged(call.session, domain.by_due(stmt, CanvasAssignment), page, per_page,
+    assignments = domain.course_items(domain.ASSIGNMENTS, _access(call, course_id), domain.BY_DUE)
+    return domain.paged(call.session, assignments, page, per_page,
                         lambda rows: [domain.assignment_view(a) for a in rows])
 
 
@@ -233,7 +203,7 @@ def canvas_get_assignment(call: Call, course_id: CourseId,
     """One assignment of a course (NOT_FOUND if it is not in that course)."""
     access = _access(call, course_id)
     return domain.assignment_view(
-        domain.in_course(call.session, CanvasAssignment, assignment_id, access, "assignment"))
+        domain.in_course(call.session, domain.ASSIGNMENTS, assignment_id, access, "assignment"))
 
 
 @toolbox.tool(rw="read", core=True)
@@ -247,18 +217,17 @@ def canvas_get_submission(
     """A student's submission for an assignment. Never submitted: workflow_state
     "unsubmitted" with id null. Only teachers, TAs and admins may read other students'."""
     access = _access(call, course_id)
-    assignment = domain.in_course(call.session, CanvasAssignment, assignment_id, access, "assignment")
+    assignment = domain.in_course(call.session, domain.ASSIGNMENTS, assignment_id, access,
+                                  "assignment")
     target = access.user.id if user_id is None else user_id
     if target == access.user.id:
         is_student = access.student
     else:
         domain.require_staff(access, "read other students' submissions")
-        is_student = call.session.exec(select(CanvasEnrollment.id).where(
-            CanvasEnrollment.course_id == course_id, CanvasEnrollment.user_id == target,
-            CanvasEnrollment.type == "StudentEnrollment")).first() is not None
+        is_student = domain.is_student(call.session, course_id, target)
     if not is_student:
         raise not_found(f"user {target} is not a student of course {course_id}")
-    sub = _submission(call, assignment_id, target)
+    sub = domain.submission_of(call.session, assignment_id, target)
     return domain.submission_view(call.session, assignment, target, sub)
 
 
@@ -282,21 +251,16 @@ def canvas_submit_assignment(
         raise denied(f"only students of course {course_id} can submit")
     now_z = iso_z(call.now)
     domain.require_active(access, now_z)
-    assignment = domain.in_course(call.session, CanvasAssignment, assignment_id, access, "assignment")
+    assignment = domain.in_course(call.session, domain.ASSIGNMENTS, assignment_id, access,
+                                  "assignment")
     _check_open(assignment, now_z)
     allowed = assignment.submission_types.split(",")
     if submission_type not in allowed:
         raise invalid(f"submission_type '{submission_type}' not accepted by assignment "
                       f"{assignment_id}; it accepts {', '.join(allowed)}")
     _check_payload(call, access.user.id, submission_type, body, url, file_ids)
-    sub = _submission(call, assignment_id, access.user.id) or CanvasSubmission(
-        assignment_id=assignment_id, user_id=access.user.id, attempt=0)
-    sub.workflow_state = "submitted"
-    sub.submission_type, sub.body, sub.url = submission_type, body, url
-    sub.submitted_at = now_z
-    sub.attempt = (sub.attempt or 0) + 1
-    call.session.add(sub)
-    call.session.flush()
+    sub = domain.submit(call.session, assignment_id=assignment_id, user_id=access.user.id,
+                        submission_type=submission_type, body=body, url=url, submitted_at=now_z)
     domain.attach_files(call.session, sub, file_ids or [])
     return domain.submission_view(call.session, assignment, access.user.id, sub)
 
@@ -310,8 +274,7 @@ def canvas_get_upcoming_assignments(
     each with its course (id, name, course_code); count = items returned."""
     user = domain.current_user(call.session)
     now_z = iso_z(call.now)
-    courses = list(call.session.exec(domain.my_courses(user.id, now_z)))
-    items = domain.upcoming(call.session, courses, now_z, limit)
+    items = domain.upcoming(call.session, domain.my_courses(user.id, now_z), now_z, limit)
     return {"items": items, "count": len(items)}
 
 
@@ -338,7 +301,7 @@ def canvas_get_user_grades(call: Call) -> dict[str, Any]:
     """Your scores in every active course where you are a student, by course id: current and
     final score and letter grade."""
     user = domain.current_user(call.session)
-    courses = list(call.session.exec(domain.my_courses(user.id, iso_z(call.now))))
+    courses = domain.fetch_all(call.session, domain.my_courses(user.id, iso_z(call.now)))
     mine = domain.own_enrollments(call.session, user.id, [c.id for c in courses])
     courses = [c for c in courses if c.id in mine and mine[c.id].type == "StudentEnrollment"]
     by_course = domain.published_assignments(call.session, [c.id for c in courses])
@@ -356,10 +319,8 @@ def canvas_list_quizzes(call: Call, course_id: CourseId, page: Page = 1,
                         per_page: PerPage = 50) -> dict[str, Any]:
     """Quizzes of a course (questions not included) ordered by due_at (undated last), then id.
     Students see published ones only. Paged: per_page default 50, max 100."""
-    access = _access(call, course_id)
-    stmt = domain.visible(select(CanvasQuiz).where(CanvasQuiz.course_id == course_id),
-                          CanvasQuiz, access)
-    return domain.paged(call.session, domain.by_due(stmt, CanvasQuiz), page, per_page,
+    quizzes = domain.course_items(domain.QUIZZES, _access(call, course_id), domain.BY_DUE)
+    return domain.paged(call.session, quizzes, page, per_page,
                         lambda rows: [domain.quiz_view(q) for q in rows])
 
 
@@ -368,7 +329,7 @@ def canvas_get_quiz(call: Call, course_id: CourseId, quiz_id: QuizId) -> dict[st
     """One quiz of a course (NOT_FOUND if it is not in that course); time_limit in minutes,
     allowed_attempts -1 = unlimited."""
     access = _access(call, course_id)
-    return domain.quiz_view(domain.in_course(call.session, CanvasQuiz, quiz_id, access, "quiz"))
+    return domain.quiz_view(domain.in_course(call.session, domain.QUIZZES, quiz_id, access, "quiz"))
 
 
 # ---------------------------------------------------------------- discussions and announcements
@@ -394,20 +355,10 @@ def canvas_get_discussion_topic(call: Call, course_id: CourseId, topic_id: Topic
     """One discussion topic or announcement with its first 50 replies (oldest first) and
     entries_total, the number of replies."""
     access = _access(call, course_id)
-    found = call.session.exec(domain.topics_query(access).where(
-        CanvasDiscussionTopic.id == topic_id)).first()
-    if found is None:
-        raise not_found(f"topic {topic_id} not found in course {course_id}")
-    rows = call.session.exec(
-        select(CanvasDiscussionEntry, CanvasUser.name)
-        .join(CanvasUser, col(CanvasUser.id) == CanvasDiscussionEntry.user_id)
-        .where(CanvasDiscussionEntry.topic_id == topic_id)
-        .order_by(col(CanvasDiscussionEntry.created_at), col(CanvasDiscussionEntry.id))
-        .limit(TOPIC_ENTRIES))
-    view = domain.topic_view(*found)
-    entries = [{"id": e.id, "user": {"id": e.user_id, "name": name}, "message": e.message,
-                "created_at": e.created_at} for e, name in rows]
-    return view | {"entries": entries, "entries_total": view["discussion_subentry_count"]}
+    topic = domain.in_course(call.session, domain.TOPICS, topic_id, access, "topic")
+    return domain.topic_view(topic) | {
+        "entries": domain.entry_views(call.session, topic_id, TOPIC_ENTRIES),
+        "entries_total": topic.replies}
 
 
 @toolbox.tool(rw="write")
@@ -426,7 +377,7 @@ def canvas_post_to_discussion(
         raise invalid("message must not be empty")
     now_z = iso_z(call.now)
     domain.require_active(access, now_z)
-    domain.in_course(call.session, CanvasDiscussionTopic, topic_id, access, "topic")
+    domain.in_course(call.session, domain.TOPICS, topic_id, access, "topic")
     entry = domain.add_entry(call.session, topic_id=topic_id, user_id=access.user.id,
                              message=message, created_at=now_z)
     return domain.entry_view(entry)
@@ -438,13 +389,7 @@ def _access(call: Call, course_id: int) -> domain.CourseAccess:
     return domain.course_access(call.session, domain.current_user(call.session), course_id)
 
 
-def _submission(call: Call, assignment_id: int, user_id: int) -> CanvasSubmission | None:
-    return call.session.exec(select(CanvasSubmission).where(
-        CanvasSubmission.assignment_id == assignment_id,
-        CanvasSubmission.user_id == user_id)).first()
-
-
-def _check_open(assignment: CanvasAssignment, now_z: str) -> None:
+def _check_open(assignment: domain.Assignment, now_z: str) -> None:
     if assignment.unlock_at is not None and now_z < assignment.unlock_at:
         raise ToolFailure(Code.FAILED_PRECONDITION,
                           f"assignment {assignment.id} is locked until {assignment.unlock_at}")
@@ -472,8 +417,7 @@ def _check_payload(call: Call, user_id: int, submission_type: str, body: str | N
 
 
 def _check_own_files(call: Call, me: int, file_ids: list[int]) -> None:
-    owned = set(call.session.exec(select(CanvasFile.id).where(
-        col(CanvasFile.id).in_(file_ids), CanvasFile.user_id == me)))
+    owned = domain.owned_files(call.session, me, file_ids)
     missing = [str(f) for f in file_ids if f not in owned]
     if missing:
         raise not_found(f"file(s) {', '.join(missing)} not found among your files")
@@ -487,30 +431,22 @@ def _mark_view(assignment_id: int, mark: domain.Mark | None) -> dict[str, Any]:
 def _student_scores(call: Call, course_id: int,
                     assignments: list[domain.GradeItem]) -> list[dict[str, Any]]:
     """Every student of the course (by sortable name, id) with current and final score."""
-    students = list(call.session.exec(
-        select(CanvasUser).join(CanvasEnrollment, col(CanvasEnrollment.user_id) == CanvasUser.id)
-        .where(CanvasEnrollment.course_id == course_id,
-               CanvasEnrollment.type == "StudentEnrollment",
-               col(CanvasEnrollment.enrollment_state).in_(domain.OPEN_STATES))
-        .order_by(col(CanvasUser.sortable_name), col(CanvasUser.id))))
-    marks = domain.marks_of(call.session, [a.id for a in assignments], [u.id for u in students])
-    scores: dict[int, dict[int, float]] = {u.id: {} for u in students}
+    students = domain.course_students(call.session, course_id)
+    marks = domain.marks_of(call.session, [a.id for a in assignments], [uid for uid, _ in students])
+    scores: dict[int, dict[int, float]] = {uid: {} for uid, _ in students}
     for (aid, uid), mark in marks.items():
         scores[uid][aid] = mark.score
     out = []
-    for u in students:
-        grade = domain.course_score(assignments, scores[u.id])
-        out.append({"user_id": u.id, "name": u.name, "current_score": grade["current_score"],
+    for uid, name in students:
+        grade = domain.course_score(assignments, scores[uid])
+        out.append({"user_id": uid, "name": name, "current_score": grade["current_score"],
                     "final_score": grade["final_score"]})
     return out
 
 
 def _topics(call: Call, course_id: int, announcements: bool, page: int,
             per_page: int) -> dict[str, Any]:
-    access = _access(call, course_id)
-    stmt = (domain.topics_query(access)
-            .where(CanvasDiscussionTopic.is_announcement == announcements)
-            .order_by(col(CanvasDiscussionTopic.posted_at).desc(),
-                      col(CanvasDiscussionTopic.id).desc()))
-    return domain.paged(call.session, stmt, page, per_page,
-                        lambda rows: [domain.topic_view(*row) for row in rows])
+    topics = domain.course_items(domain.TOPICS, _access(call, course_id), domain.NEWEST_FIRST,
+                                 "x.is_announcement = ?", (announcements,))
+    return domain.paged(call.session, topics, page, per_page,
+                        lambda rows: [domain.topic_view(t) for t in rows])

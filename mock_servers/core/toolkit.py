@@ -43,7 +43,6 @@ from mock_servers.core.errors import (
     format_validation_error,
     strip_host_paths,
 )
-from mock_servers.core.models import ClockState
 from mock_servers.core.output import cap_json, cap_text
 
 log = logging.getLogger("loca.servers")
@@ -64,14 +63,14 @@ class Call:
     def now(self) -> datetime:
         """The virtual now; a write call advances the clock by one tick when it first asks."""
         if self._now is None:
-            state = self.session.get(ClockState, 1)
-            if state is None:
-                state = ClockState(id=1, writes=0)
-                if self.write:
-                    self.session.add(state)
+            conn = self.session.connection()
             if self.write:
-                state.writes += 1
-            self._now = self.world.clock.at(state.writes)
+                writes = conn.exec_driver_sql(
+                    "INSERT INTO core_clock (id, writes) VALUES (1, 1) "
+                    "ON CONFLICT(id) DO UPDATE SET writes = writes + 1 RETURNING writes").scalar()
+            else:
+                writes = conn.exec_driver_sql("SELECT writes FROM core_clock WHERE id = 1").scalar()
+            self._now = self.world.clock.at(writes or 0)
         return self._now
 
     @property

@@ -1,5 +1,5 @@
 """The excel server: every tool's effect on the workbook file, errors, confinement, paging,
-the output cap and byte-identical saves."""
+the output cap, byte-identical saves, and reads that follow every change to a file."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from openpyxl.worksheet.datavalidation import DataValidation
 
 from generators.common import create_world
 from loca.world import World, WorldMeta
-from mock_servers.core.toolkit import ServerRuntime
 from mock_servers.excel import toolbox
+from tests.harness import ServerHarness
 
 TOOLS = {
     "get_workbook_metadata", "read_data_from_excel", "write_data_to_excel", "create_workbook",
@@ -37,30 +37,14 @@ SALES = [["region", "product", "units", "price"],
          ["East", "pen", 6, 1.5]]
 
 
-class Server:
-    """An excel runtime over a world, with call helpers."""
+class Server(ServerHarness):
+    """An excel runtime over a world; `ok` parses the JSON result."""
 
     def __init__(self, world: World, config: dict[str, Any] | None = None) -> None:
-        self.world = world
-        self.ws = world.workspace
-        self.runtime = ServerRuntime(toolbox, world, config or {})
-
-    def call(self, tool: str, **args: Any) -> tuple[str, bool]:
-        outcome = asyncio.run(self.runtime.call(tool, args))
-        if str(self.world.root) not in json.dumps(args):
-            assert str(self.world.root) not in outcome.text  # never a host path
-        return outcome.text, outcome.is_error
+        super().__init__(toolbox, world, config)
 
     def ok(self, tool: str, **args: Any) -> Any:
-        text, is_error = self.call(tool, **args)
-        assert not is_error, text
-        return json.loads(text)
-
-    def fails(self, tool: str, code: str, **args: Any) -> str:
-        text, is_error = self.call(tool, **args)
-        assert is_error, text
-        assert text.startswith(f"Error [{code}]: {tool}: "), text
-        return text
+        return json.loads(self.ok_text(tool, **args))
 
     def book(self, name: str = "book.xlsx", data_only: bool = False) -> Workbook:
         return load_workbook(self.ws / name, data_only=data_only)
@@ -191,15 +175,20 @@ def test_read_drops_trailing_empty_rows_and_formats_dates(xl: Server) -> None:
     assert read["range"] == "A1:C10" and read["has_more"] is False
 
 
-def _with_cached_value(path: Path) -> None:
-    """Give B1's formula a cached result, as a spreadsheet program would have saved it."""
+def _edit_sheet_xml(path: Path, old: bytes, new: bytes) -> None:
+    """Replace bytes in the first sheet's XML, as if another program had saved the file."""
     with zipfile.ZipFile(path) as src:
         parts = {name: src.read(name) for name in src.namelist()}
     sheet = "xl/worksheets/sheet1.xml"
-    parts[sheet] = parts[sheet].replace(b"<f>A1*2</f><v />", b"<f>A1*2</f><v>42</v>")
+    parts[sheet] = parts[sheet].replace(old, new)
     with zipfile.ZipFile(path, "w") as dst:
         for name, data in parts.items():
             dst.writestr(name, data)
+
+
+def _with_cached_value(path: Path) -> None:
+    """Give B1's formula a cached result, as a spreadsheet program would have saved it."""
+    _edit_sheet_xml(path, b"<f>A1*2</f><v />", b"<f>A1*2</f><v>42</v>")
 
 
 def test_formulas_read_cached_values_or_uncalculated(xl: Server) -> None:
@@ -212,6 +201,65 @@ def test_formulas_read_cached_values_or_uncalculated(xl: Server) -> None:
     read = xl.ok("read_data_from_excel", filepath="f.xlsx", sheet_name="S")
     assert read["values"] == [[21, 42, None]]
     assert read["uncalculated"] == ["C1"]
+
+
+def _cells(xl: Server, **args: Any) -> list[list[Any]]:
+    return xl.ok("read_data_from_excel", filepath="book.xlsx", sheet_name="Sheet1",
+                 **args)["values"]
+
+
+def test_reads_see_changes_made_outside(xl: Server) -> None:
+    xl.sales()
+    assert _cells(xl)[1] == ["East", "pen", 10, 1.5]
+    assert len(xl.ok("get_workbook_metadata", filepath="book.xlsx")["sheets"]) == 1
+    wb = xl.book()
+    wb["Sheet1"]["C2"] = 11
+    wb.save(xl.ws / "book.xlsx")  # rewritten in place: same inode, likely the same size
+    assert _cells(xl)[1] == ["East", "pen", 11, 1.5]
+    wb.create_sheet("Added")
+    wb.save(xl.ws / "book.xlsx")
+    assert [s["name"] for s in xl.ok("get_workbook_metadata", filepath="book.xlsx")["sheets"]] \
+        == ["Sheet1", "Added"]
+    xl.ok("apply_formula", filepath="book.xlsx", sheet_name="Sheet1", cell="B1", formula="A1*2")
+    assert xl.ok("read_data_from_excel", filepath="book.xlsx", sheet_name="Sheet1",
+                 end_cell="B1")["uncalculated"] == ["B1"]
+    _with_cached_value(xl.ws / "book.xlsx")  # only the cached formula values change
+    assert _cells(xl, end_cell="B1") == [["region", 42]]
+
+
+def test_reads_follow_writes(xl: Server) -> None:
+    xl.sales()
+    assert _cells(xl)[1] == ["East", "pen", 10, 1.5]
+    assert xl.ok("get_merged_cells", filepath="book.xlsx", sheet_name="Sheet1")["ranges"] == []
+    assert _cells(xl, end_cell="Z500")[-1][:4] == SALES[-1]  # far past the data: changes nothing
+    xl.ok("write_data_to_excel", filepath="book.xlsx", sheet_name="Sheet1", data=[["North"]],
+          start_cell="A2")
+    assert _cells(xl)[1] == ["North", "pen", 10, 1.5]
+    xl.ok("merge_cells", filepath="book.xlsx", sheet_name="Sheet1", start_cell="E1",
+          end_cell="F1")
+    assert xl.ok("get_merged_cells", filepath="book.xlsx", sheet_name="Sheet1")["ranges"] == [
+        "E1:F1"]
+    xl.ok("create_worksheet", filepath="book.xlsx", sheet_name="Notes")
+    meta = xl.ok("get_workbook_metadata", filepath="book.xlsx", include_ranges=True)
+    assert [(s["name"], s["dimensions"]) for s in meta["sheets"]] == [("Sheet1", "A1:F6"),
+                                                                      ("Notes", "A1")]
+
+
+def test_a_damaged_row_fails_every_read(xl: Server) -> None:
+    xl.sales()
+    _edit_sheet_xml(xl.ws / "book.xlsx", b"<v>3</v>", b"<v>three</v>")  # units in row 4
+    assert _cells(xl, end_cell="D2") == SALES[:2]
+    for _ in range(2):  # each time: the sheet must not seem to end before the damaged row
+        assert xl.call("read_data_from_excel", filepath="book.xlsx", sheet_name="Sheet1")[1]
+
+
+def test_worlds_read_their_own_files(xl: Server, tmp_path: Path) -> None:
+    other = Server(create_world(tmp_path / "other", xl.world.meta, ["excel"])[0])
+    for server, region in ((xl, "East"), (other, "West")):
+        server.ok("create_workbook", filepath="book.xlsx")
+        server.ok("write_data_to_excel", filepath="book.xlsx", sheet_name="Sheet1",
+                  data=[[region]])
+    assert _cells(xl) == [["East"]] and _cells(other) == [["West"]]
 
 
 def test_workbook_errors(xl: Server) -> None:

@@ -12,8 +12,8 @@ import pytest
 from fastmcp import Client
 
 from loca.world import World
-from mock_servers.core.toolkit import ServerRuntime
 from mock_servers.filesystem import toolbox
+from tests.harness import ServerHarness
 
 TOOLS = {
     "read_text_file", "read_media_file", "read_multiple_files", "write_file", "edit_file",
@@ -22,30 +22,13 @@ TOOLS = {
 }
 
 
-class Server:
-    """A filesystem runtime over a fresh world, with call helpers."""
+class Server(ServerHarness):
+    """A filesystem runtime over a world; `ok` returns the text result."""
 
     def __init__(self, world: World, config: dict[str, Any] | None = None) -> None:
-        self.world = world
-        self.ws = world.workspace
-        self.runtime = ServerRuntime(toolbox, world, config or {})
+        super().__init__(toolbox, world, config)
 
-    def call(self, tool: str, **args: Any) -> tuple[str, bool]:
-        outcome = asyncio.run(self.runtime.call(tool, args))
-        if str(self.world.root) not in json.dumps(args):
-            assert str(self.world.root) not in outcome.text  # never a host path
-        return outcome.text, outcome.is_error
-
-    def ok(self, tool: str, **args: Any) -> str:
-        text, is_error = self.call(tool, **args)
-        assert not is_error, text
-        return text
-
-    def fails(self, tool: str, code: str, **args: Any) -> str:
-        text, is_error = self.call(tool, **args)
-        assert is_error, text
-        assert text.startswith(f"Error [{code}]: {tool}: "), text
-        return text
+    ok = ServerHarness.ok_text
 
 
 @pytest.fixture

@@ -57,6 +57,7 @@ class Call:
     tool: str
     write: bool
     config: dict[str, Any]
+    state: dict[str, Any]  # the server instance's own memory (caches), shared across its calls
     _now: datetime | None = None
 
     @property
@@ -170,6 +171,7 @@ class ServerRuntime:
         self.world = world
         self.config = config
         self.db = db or Database(world.state_path)
+        self.state: dict[str, Any] = {}
         self.app = FastMCP(toolbox.server, instructions=toolbox.instructions or None)
         self.tools: dict[str, Tool] = {}
         for tdef in toolbox.defs.values():
@@ -194,7 +196,7 @@ class ServerRuntime:
         write = tdef.rw == "write"
         try:
             with (self.db.write() if write else self.db.read()) as session:
-                call = Call(self.world, session, tdef.name, write, self.config)
+                call = Call(self.world, session, tdef.name, write, self.config, self.state)
                 result = tdef.fn(call, **kwargs)
                 if isinstance(result, str):
                     return cap_text(result, call.max_output_chars, tdef.narrow_hint)

@@ -4,7 +4,6 @@ No `from __future__ import annotations` here: the toolkit reads the parameter an
 at runtime."""
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Annotated, Any, Literal
@@ -31,6 +30,7 @@ from mock_servers.excel.workbook import (
     MAX_COL,
     MAX_ROW,
     Box,
+    SheetRows,
     WorkbookFile,
     box,
     cell_ref,
@@ -74,6 +74,13 @@ def _open_sheet(call: Call, filepath: str,
     book = workbook_file(call, filepath)
     wb = book.load()
     return book, wb, worksheet(wb, sheet_name, book)
+
+
+def _cached_sheet(call: Call, filepath: str,
+                  sheet_name: str) -> tuple[WorkbookFile, Worksheet]:
+    """A sheet of the shared copy with every cell in memory, for reads; never modify it."""
+    book = workbook_file(call, filepath)
+    return book, worksheet(book.cached(call, read_only=False).wb, sheet_name, book)
 
 
 def _sheet_range(text: str, ws: Worksheet) -> Box:
@@ -139,10 +146,9 @@ def get_workbook_metadata(
     if include_ranges:
         sheets = [_sheet_info(ws) | {"tables": [{"name": t.displayName, "range": t.ref}
                                                 for t in ws.tables.values()]}
-                  for ws in book.load().worksheets]
+                  for ws in book.cached(call, read_only=False).wb.worksheets]
     else:
-        with book.reading() as wb:
-            sheets = [_sheet_info(ws) for ws in wb.worksheets]
+        sheets = [_sheet_info(ws) for ws in book.cached(call, read_only=True).wb.worksheets]
     return {"filename": book.shown, "sheets": sheets, "size": size}
 
 
@@ -185,9 +191,8 @@ class _Page:
         return out
 
 
-def _read_page(ws: Any, area: Box, per_page: int) -> _Page:
-    rows: Iterator[Any] = ws.iter_rows(min_row=area.min_row, max_row=area.max_row,
-                                       min_col=area.min_col, max_col=area.max_col)
+def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
+    rows = sheet.iter_rows(area)
     values: list[list[Any]] = []
     formulas: list[tuple[int, int]] = []
     for i, row in enumerate(islice(rows, per_page)):
@@ -202,22 +207,20 @@ def _read_page(ws: Any, area: Box, per_page: int) -> _Page:
     has_more = any(any(cell.value is not None for cell in row) for row in rows)
     last = area.min_row + len(values) - 1 if values else area.max_row  # nothing stored there
     window = Box(area.min_row, area.min_col, last, area.max_col)
-    return _Page(ws.title, window, values, formulas, has_more=has_more)
+    return _Page(sheet.ws.title, window, values, formulas, has_more=has_more)
 
 
-def _fill_cached_values(book: WorkbookFile, page: _Page) -> None:
+def _fill_cached_values(sheet: SheetRows, page: _Page) -> None:
     """Formula cells take the value a spreadsheet program cached in the file, if any."""
-    with book.reading(data_only=True) as wb:
-        w = page.window
-        cached = list(wb[page.sheet].iter_rows(min_row=w.min_row, max_row=w.max_row,
-                                               min_col=w.min_col, max_col=w.max_col))
-        for i, j in page.formulas:
-            cell = cached[i][j]
-            value = json_value(cell.value, cell.number_format)
-            page.values[i][j] = value
-            if value is None:
-                page.uncalculated.append(
-                    (w.min_row + i, f"{get_column_letter(w.min_col + j)}{w.min_row + i}"))
+    w = page.window
+    cached = list(sheet.iter_rows(w))
+    for i, j in page.formulas:
+        cell = cached[i][j]
+        value = json_value(cell.value, cell.number_format)
+        page.values[i][j] = value
+        if value is None:
+            page.uncalculated.append(
+                (w.min_row + i, f"{get_column_letter(w.min_col + j)}{w.min_row + i}"))
 
 
 def _within_cap(page: _Page, cap: int) -> dict[str, Any]:
@@ -255,21 +258,23 @@ def read_data_from_excel(
     it is null and its cell is listed in `uncalculated`."""
     book = workbook_file(call, filepath)
     start = box(start_cell)
-    with book.reading() as wb:
-        ws = worksheet(wb, sheet_name, book)
-        if end_cell:
-            area = box(start_cell, end_cell)
-        else:
-            used = extent(ws)
-            area = Box(start.min_row, start.min_col, max(used.max_row, start.min_row),
-                       max(used.max_col, start.min_col))
-        per_page = max_cells // area.cols
-        if per_page == 0:
-            raise invalid(f"the range is {area.cols} columns wide, more than max_cells={max_cells}",
-                          hint="read fewer columns or raise max_cells")
-        page = _read_page(ws, area, min(per_page, PREVIEW_ROWS) if preview_only else per_page)
+    parsed = book.cached(call, read_only=True)
+    ws = worksheet(parsed.wb, sheet_name, book)
+    if end_cell:
+        area = box(start_cell, end_cell)
+    else:
+        used = extent(ws)
+        area = Box(start.min_row, start.min_col, max(used.max_row, start.min_row),
+                   max(used.max_col, start.min_col))
+    per_page = max_cells // area.cols
+    if per_page == 0:
+        raise invalid(f"the range is {area.cols} columns wide, more than max_cells={max_cells}",
+                      hint="read fewer columns or raise max_cells")
+    page = _read_page(parsed.rows(ws), area,
+                      min(per_page, PREVIEW_ROWS) if preview_only else per_page)
     if page.formulas:
-        _fill_cached_values(book, page)
+        values = book.cached(call, read_only=True, data_only=True)
+        _fill_cached_values(values.rows(values.wb[sheet_name]), page)
     page.drop_trailing_empty_rows()
     return _within_cap(page, call.max_output_chars)
 
@@ -432,10 +437,10 @@ def validate_formula_syntax(
     """Check a formula without storing or evaluating it: it must parse, use known functions,
     balance its parentheses and reference sheets of this workbook. Returns `{valid,message}`."""
     book = workbook_file(call, filepath)
-    with book.reading() as wb:
-        ws = worksheet(wb, sheet_name, book)
-        row, col = cell_ref(cell)
-        problem = formula_problem(formula, wb.sheetnames)
+    wb = book.cached(call, read_only=True).wb
+    ws = worksheet(wb, sheet_name, book)
+    row, col = cell_ref(cell)
+    problem = formula_problem(formula, wb.sheetnames)
     where = in_sheet(ws.title, Box(row, col, row, col))
     if problem:
         return {"valid": False, "message": f"{normalise(formula)} for {where}: {problem}"}
@@ -533,10 +538,9 @@ def create_pivot_table(
     cells; empty keys show as (blank). Formula cells count with their cached values."""
     book, wb, ws = _open_sheet(call, filepath, sheet_name)
     area = _sheet_range(data_range, ws)
-    with book.reading(data_only=True) as cached:
-        table = list(cached[sheet_name].iter_rows(
-            min_row=area.min_row, max_row=area.max_row, min_col=area.min_col,
-            max_col=area.max_col, values_only=True))
+    cached = book.cached(call, read_only=True, data_only=True).wb[sheet_name]
+    table = list(cached.iter_rows(min_row=area.min_row, max_row=area.max_row,
+                                  min_col=area.min_col, max_col=area.max_col, values_only=True))
     summary = pivot(table, rows, values, columns or [], agg_func)
     out = wb.create_sheet(_free_title(wb, f"{sheet_name}_pivot"))
     for line in summary:
@@ -644,7 +648,7 @@ def unmerge_cells(call: Call, filepath: FilePath, sheet_name: SheetName,
 @toolbox.tool(rw="read")
 def get_merged_cells(call: Call, filepath: FilePath, sheet_name: SheetName) -> dict:
     """List the merged ranges of a sheet as `{ranges:[...]}`, top to bottom, left to right."""
-    _, _, ws = _open_sheet(call, filepath, sheet_name)
+    _, ws = _cached_sheet(call, filepath, sheet_name)
     return {"ranges": [m.a1 for m in layout.merged_boxes(ws)]}
 
 
@@ -705,8 +709,7 @@ def validate_excel_range(
     """Check that cell references form a valid range on the sheet and say whether it lies
     inside the sheet's used data. Returns `{valid,range,message}` (range null when invalid)."""
     book = workbook_file(call, filepath)
-    with book.reading() as wb:
-        used = extent(worksheet(wb, sheet_name, book))
+    used = extent(worksheet(book.cached(call, read_only=True).wb, sheet_name, book))
     try:
         area = box(start_cell, end_cell)
     except ToolFailure as exc:
@@ -723,7 +726,7 @@ def get_data_validation_info(call: Call, filepath: FilePath, sheet_name: SheetNa
     """List the sheet's data-validation rules (drop-down lists, number or date limits) as
     `{rules:[{range,type,formula1,formula2,allow_blank}]}` in file order; type null means any
     value."""
-    _, _, ws = _open_sheet(call, filepath, sheet_name)
+    _, ws = _cached_sheet(call, filepath, sheet_name)
     return {"rules": [{"range": str(dv.sqref), "type": dv.type, "formula1": dv.formula1,
                        "formula2": dv.formula2, "allow_blank": bool(dv.allow_blank)}
                       for dv in ws.data_validations.dataValidation]}

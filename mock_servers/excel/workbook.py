@@ -1,18 +1,23 @@
-"""Workbook files for the excel server: locating, loading and saving them, A1 references,
-sheet names, and cell values as JSON."""
+"""Workbook files for the excel server: locating, loading (parsed copies cached for reads)
+and saving them, A1 references, sheet names, and cell values as JSON."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from io import BytesIO
+from itertools import islice
 from pathlib import Path
+from threading import Lock
 from typing import Any
 
 from openpyxl import Workbook, load_workbook
+from openpyxl.cell.read_only import EMPTY_CELL
 from openpyxl.chartsheet import Chartsheet
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
@@ -122,23 +127,24 @@ class WorkbookFile:
     def macros(self) -> bool:
         return self.path.suffix.lower() == ".xlsm"
 
-    def load(self, data_only: bool = False) -> Workbook:
-        """Open for editing (formulas as text, or cached values with `data_only`)."""
-        return self._open(read_only=False, data_only=data_only)
+    def load(self) -> Workbook:
+        """A fresh copy to edit and save (formulas as text)."""
+        with self._opening():
+            return load_workbook(self.path, keep_vba=self.macros)
+
+    def cached(self, call: Call, *, read_only: bool, data_only: bool = False) -> CachedWorkbook:
+        """The parsed workbook that reads share while the file keeps the same bytes; never
+        modify it. `read_only` is openpyxl's streaming mode: cheap to open, with cells read
+        through `rows`; otherwise all of it is in memory (merged ranges, tables, validations).
+        `data_only` gives formula cells the values cached in the file."""
+        with self._opening():
+            return _parsed(call.state.setdefault("workbooks", OrderedDict()), self.path,
+                           read_only, data_only)
 
     @contextmanager
-    def reading(self, data_only: bool = False) -> Iterator[Workbook]:
-        """Open in openpyxl's streaming read-only mode; closed on exit."""
-        wb = self._open(read_only=True, data_only=data_only)
+    def _opening(self) -> Iterator[None]:
         try:
-            yield wb
-        finally:
-            wb.close()
-
-    def _open(self, read_only: bool, data_only: bool) -> Workbook:
-        try:
-            return load_workbook(self.path, read_only=read_only, data_only=data_only,
-                                 keep_vba=self.macros and not read_only)
+            yield
         except Exception as exc:  # openpyxl raises many kinds on damaged files
             raise invalid(f"cannot open {self.shown} as a workbook ({type(exc).__name__})",
                           hint="only .xlsx/.xlsm files written by a spreadsheet program can be "
@@ -146,6 +152,79 @@ class WorkbookFile:
 
     def save(self, call: Call, wb: Workbook) -> None:
         save_workbook(wb, self.path, call.now)
+
+
+class SheetRows:
+    """A streamed sheet's rows, parsed only as far as reads have gone and kept. Rows end at
+    the file's last one, as openpyxl's streaming reader's do; cells at the used range's last
+    column."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.width = extent(ws).max_col
+        self._lock = Lock()
+        self._restart()
+
+    def iter_rows(self, area: Box) -> Iterator[tuple[Any, ...]]:
+        """The cells of `area` row by row (EMPTY_CELL where the file has none), up to the
+        sheet's last row."""
+        for row in range(area.min_row, area.max_row + 1):
+            if not self._parsed_to(row):
+                return
+            cells = self._rows[row - 1][area.min_col - 1:area.max_col]
+            yield cells + (EMPTY_CELL,) * (area.cols - len(cells))
+
+    def _parsed_to(self, row: int) -> bool:
+        """Parse on to `row` if need be; False when the sheet ends before it."""
+        with self._lock:
+            if row > len(self._rows):
+                try:
+                    self._rows.extend(islice(self._stream, row - len(self._rows)))
+                except Exception:
+                    self._restart()  # a damaged row fails every read, not cuts the sheet short
+                    raise
+            return row <= len(self._rows)
+
+    def _restart(self) -> None:
+        self._rows: list[tuple[Any, ...]] = []
+        self._stream = self.ws.iter_rows(min_row=1, max_row=MAX_ROW, min_col=1,
+                                         max_col=self.width)
+
+
+@dataclass
+class CachedWorkbook:
+    """A workbook parsed from `data`, with the rows of its streamed sheets kept once read."""
+
+    data: bytes
+    wb: Workbook
+    _rows: dict[str, SheetRows] = field(default_factory=dict, init=False)
+
+    def rows(self, ws: Any) -> SheetRows:
+        """The rows of `ws`, one of this (streaming mode) workbook's worksheets."""
+        if ws.title not in self._rows:
+            self._rows[ws.title] = SheetRows(ws)
+        return self._rows[ws.title]
+
+
+CACHED_WORKBOOKS = 8
+WorkbookCache = OrderedDict[tuple[Path, bool, bool], CachedWorkbook]
+
+
+def _parsed(cache: WorkbookCache, path: Path, read_only: bool, data_only: bool) -> CachedWorkbook:
+    """The workbook at `path`, parsed once per mode and reused while the file holds the same
+    bytes (a same-size rewrite can keep inode, size and mtime, as inodes are reused and mtimes
+    can be coarse). `cache` is the server instance's; it keeps the CACHED_WORKBOOKS most
+    recently used."""
+    data = path.read_bytes()
+    key = (path, read_only, data_only)
+    entry = cache.pop(key, None)
+    if entry is None or entry.data != data:
+        entry = CachedWorkbook(data, load_workbook(BytesIO(data), read_only=read_only,
+                                                   data_only=data_only))
+    cache[key] = entry
+    if len(cache) > CACHED_WORKBOOKS:
+        cache.popitem(last=False)
+    return entry
 
 
 def workbook_file(call: Call, filepath: str, must_exist: bool = True) -> WorkbookFile:

@@ -108,6 +108,40 @@ def calibrate(
 
 
 @app.command()
+def validate(
+    task: str,
+    lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
+    seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
+) -> None:
+    """Validate TASK's checker: the oracle passes and the no-op agent and every mutant fail the
+    check they target, at every length and seed. Exits 1 on any violation."""
+    from loca.validate import run_validation
+    from scaffolds.oracles import expected_failures
+
+    spec = _task(task)
+    targets, seed_list = parse_lengths(lengths), parse_seeds(seeds)
+    plays = len(targets) * len(seed_list) * (1 + len(expected_failures(task)))
+    with _progress() as progress:
+        bar = progress.add_task("validating", total=plays)
+        outcomes = run_validation(spec, targets, seed_list, progress=lambda _: progress.advance(bar))
+    table = Table("agent", "must", *[label(t) for t in targets], title=f"{task}: checker validation")
+    for agent in dict.fromkeys(o.agent for o in outcomes):
+        mine = [o for o in outcomes if o.agent == agent]
+        cells = []
+        for target in targets:
+            cell = [o for o in mine if o.length == target]
+            good = sum(o.ok for o in cell)
+            cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
+        table.add_row(agent, "pass" if mine[0].expected is None else f"fail {mine[0].expected}", *cells)
+    console.print(table)
+    bad = [o for o in outcomes if not o.ok]
+    for o in bad:
+        err.print(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}")
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command()
 def check(world_dir: Path) -> None:
     """Grade a world as it stands; print the verdict as JSON; exit 0 only if every check passes."""
     from loca.world import World

@@ -11,57 +11,39 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
-from envs.actions import ToolReply, ToolRequest
 from envs.canvas_arrange_exam import TASK
-from loca.measure import drive
+from loca.validate import play_script, run_validation
 from loca.world import World
 from mock_servers.core.files import save_workbook
 from mock_servers.gateway import Gateway
-from scaffolds.oracles import scripts_for
-
-TARGETS = {
-    "noop": "row_keys",
-    "mutant:first_page": "row_keys",
-    "mutant:ignore_email": "row_keys",
-    "mutant:stale_correction": "values",
-    "mutant:midterm_location": "values",
-    "mutant:sort_by_code": "order",
-    "mutant:renamed_column": "file_header",
-    "mutant:perturbed_value": "values",
-    "mutant:extra_row": "row_keys",
-}
-
+from scaffolds.oracles import expected_failures, scripts_for
 
 def _play(root: Path, agent: str, n: int, seed: int) -> World:
     world = TASK.generate(root, {"num_courses": n}, seed, None)
-    gateway = Gateway(world, TASK.servers)
-    tools = [{"name": s.name} for s in gateway.specs]
-
-    async def call(request: ToolRequest) -> ToolReply:
-        outcome = await gateway.call(request.name, request.arguments)
-        return ToolReply(outcome.text, outcome.is_error)
-
-    try:
-        replies = asyncio.run(drive(scripts_for(TASK.name)[agent](TASK.instruction(world), tools), call))
-    finally:
-        gateway.close()
-    assert not [r.text for r in replies if r.is_error]
+    asyncio.run(play_script(TASK, world, agent))
     return world
 
 
-def test_every_agent_has_a_target():
-    assert set(scripts_for(TASK.name)) == set(TARGETS) | {"oracle"}
+def test_every_agent_has_a_target_check():
+    agents = set(scripts_for(TASK.name))
+    assert agents == set(expected_failures(TASK.name)) | {"oracle"} and len(agents) == 10
 
 
 @pytest.mark.parametrize("n,seed", [(3, 0), (5, 1), (9, 2), (16, 3), (40, 4), (120, 0)])
 def test_oracle_passes_and_every_mutant_fails_its_check(tmp_path, n, seed):
-    verdict = TASK.check(_play(tmp_path / "oracle", "oracle", n, seed))
-    assert verdict.passed, verdict.checks
-    for agent, target in TARGETS.items():
-        verdict = TASK.check(_play(tmp_path / agent.replace(":", "_"), agent, n, seed))
-        assert not verdict.passed, agent
-        assert target in verdict.failed_names(), (agent, verdict.failed_names())
-        assert not verdict.errored
+    assert asyncio.run(play_script(TASK, TASK.generate(tmp_path / "o", {"num_courses": n}, seed, None),
+                                   "oracle")) == ()
+    for agent, target in expected_failures(TASK.name).items():
+        world = TASK.generate(tmp_path / agent.replace(":", "_"), {"num_courses": n}, seed, None)
+        verdict_failed = asyncio.run(play_script(TASK, world, agent))
+        assert target in verdict_failed, (agent, verdict_failed)
+        assert not TASK.check(world).errored
+
+
+def test_validation_matrix_over_calibrated_worlds():
+    outcomes = run_validation(TASK, [8000, 32000], [0, 4])
+    assert len(outcomes) == 2 * 2 * 10
+    assert all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
 
 
 @pytest.fixture

@@ -7,13 +7,10 @@ import json
 
 from typer.testing import CliRunner
 
-from envs.actions import ToolReply
 from envs.canvas_arrange_exam import TASK
 from loca.cli import app
-from loca.measure import drive
+from loca.validate import play_script
 from loca.world import World
-from mock_servers.gateway import Gateway
-from scaffolds.oracles import scripts_for
 
 runner = CliRunner()
 
@@ -41,17 +38,15 @@ def test_generate_then_check_fails_until_solved(tmp_path):
     verdict = json.loads(unsolved.stdout)
     assert verdict["passed"] is False and "row_keys" in [c["name"] for c in verdict["checks"] if not c["passed"]]
 
-    gateway = Gateway(world, TASK.servers)
-
-    async def call(request):  # type: ignore[no-untyped-def]
-        outcome = await gateway.call(request.name, request.arguments)
-        return ToolReply(outcome.text, outcome.is_error)
-
-    tools = [{"name": s.name} for s in gateway.specs]
-    asyncio.run(drive(scripts_for(TASK.name)["oracle"](TASK.instruction(world), tools), call))
-    gateway.close()
+    assert asyncio.run(play_script(TASK, world, "oracle")) == ()
     solved = runner.invoke(app, ["check", str(world_dir)])
     assert solved.exit_code == 0 and json.loads(solved.stdout)["passed"] is True
+
+
+def test_validate_prints_the_matrix_and_exits_zero():
+    result = runner.invoke(app, ["validate", "canvas_arrange_exam", "--lengths", "8k", "--seeds", "1"])
+    assert result.exit_code == 0, result.output
+    assert "mutant:stale_correction" in result.output and "fail values" in result.output
 
 
 def test_serve_refuses_remote_bind_without_flag(tmp_path):

@@ -227,16 +227,19 @@ def solve(instruction: str, tools: list[dict[str, Any]], knobs: Knobs = Knobs())
     yield ToolRequest(resolve_tool(tools, "claim_done", "claim_done"), {})
 
 
-MUTANTS: dict[str, Knobs] = {
-    "first_page": Knobs(first_page_only=True),
-    "ignore_email": Knobs(read_mail=False),
-    "stale_correction": Knobs(apply_corrections=False),
-    "midterm_location": Knobs(fill_tbd_location_with_midterm=True),
-    "sort_by_code": Knobs(sort_by_code=True),
-    "renamed_column": Knobs(rename_first_header=True),
-    "perturbed_value": Knobs(perturb_duration=True),
-    "extra_row": Knobs(include_other_courses=True),
+# mutant name -> (its deviation, the check it must fail)
+MUTANTS: dict[str, tuple[Knobs, str]] = {
+    "first_page": (Knobs(first_page_only=True), "row_keys"),
+    "ignore_email": (Knobs(read_mail=False), "row_keys"),
+    "stale_correction": (Knobs(apply_corrections=False), "values"),
+    "midterm_location": (Knobs(fill_tbd_location_with_midterm=True), "values"),
+    "sort_by_code": (Knobs(sort_by_code=True), "order"),
+    "renamed_column": (Knobs(rename_first_header=True), "file_header"),
+    "perturbed_value": (Knobs(perturb_duration=True), "values"),
+    "extra_row": (Knobs(include_other_courses=True), "row_keys"),
 }
 
 SCRIPTS = {"oracle": solve} | {f"mutant:{name}": partial(solve, knobs=knobs)
-                               for name, knobs in MUTANTS.items()}
+                               for name, (knobs, _) in MUTANTS.items()}
+EXPECTED_FAILURES = {"noop": "row_keys"} | {f"mutant:{name}": check
+                                            for name, (_, check) in MUTANTS.items()}

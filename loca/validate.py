@@ -1,0 +1,81 @@
+"""Checker validation: on every (length, seed) the oracle must pass, and the no-op agent and every
+failure-mode mutant must fail the check it targets. Scripts run straight against the servers
+(no agent loop), each on its own copy of one generated world."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from envs.actions import ToolReply, ToolRequest
+from loca.calibration import params_for
+from loca.measure import drive
+from loca.registry import TaskSpec
+from loca.world import World
+from mock_servers.gateway import Gateway
+from scaffolds.oracles import expected_failures, scripts_for
+
+ORACLE = "oracle"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    agent: str
+    length: int
+    seed: int
+    failed: tuple[str, ...]
+    expected: str | None  # the check the agent must fail; None for the oracle
+
+    @property
+    def ok(self) -> bool:
+        if self.expected is None:
+            return not self.failed
+        return self.expected in self.failed
+
+
+async def play_script(task: TaskSpec, world: World, agent: str) -> tuple[str, ...]:
+    """Run one scripted agent on `world`; the names of the checks it fails."""
+    gateway = Gateway(world, task.servers)
+
+    async def call(request: ToolRequest) -> ToolReply:
+        outcome = await gateway.call(request.name, request.arguments)
+        return ToolReply(outcome.text, outcome.is_error)
+
+    try:
+        tools = [{"name": s.name} for s in gateway.specs]
+        await drive(scripts_for(task.name)[agent](task.instruction(world), tools), call)
+    finally:
+        gateway.close()
+    return tuple(task.check(world).failed_names())
+
+
+async def validate(task: TaskSpec, lengths: list[int], seeds: list[int],
+                   progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    agents = [ORACLE, *expected_failures(task.name)]
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="loca-validate-") as tmp:
+        base = Path(tmp) / "base"
+        for length in lengths:
+            for seed in seeds:
+                params = await params_for(task, length, seed)
+                task.generate(base, params, seed, length)
+                for agent in agents:
+                    copy = Path(tmp) / "play"
+                    shutil.rmtree(copy, ignore_errors=True)
+                    shutil.copytree(base, copy)
+                    failed = await play_script(task, World.load(copy), agent)
+                    outcome = Outcome(agent, length, seed, failed,
+                                      None if agent == ORACLE else expected_failures(task.name)[agent])
+                    outcomes.append(outcome)
+                    if progress:
+                        progress(outcome)
+    return outcomes
+
+
+def run_validation(task: TaskSpec, lengths: list[int], seeds: list[int],
+                   progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    return asyncio.run(validate(task, lengths, seeds, progress))

@@ -102,8 +102,6 @@ async def calibrate_one(task: TaskSpec, target: int, seed: int, tolerance: float
                 lo, size_lo = mid, size
             else:
                 hi, size_hi = mid, size
-            if size_hi is None and mid == hi:
-                break
         best = {scale.primary: lo}
         if abs(size_lo - target) <= tolerance * target or scale.fine is None:
             return _accept(task, target, best, size_lo, tolerance)

@@ -21,6 +21,7 @@ from loca.calibration import params_for
 from loca.lengths import parse_length
 from loca.measure import measure
 from loca.registry import TaskSpec
+from loca.tokens import count_tokens
 from loca.world import World
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 
@@ -117,6 +118,8 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
         terminal = exposed_name(*self.task.terminal_tool, self.naming)
         if gateway.spec(terminal) is None:
             raise EnvSetupError(f"{self.task.name}: terminal tool {terminal} is not exposed")
+        tools = [{"name": s.name, "description": s.description,
+                  "parameters": copy.deepcopy(s.parameters)} for s in gateway.specs]
         info = {
             "task": self.task.name,
             "task_version": self.task.version,
@@ -127,8 +130,9 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "world_hash": world.meta.content_hash,
             "world_dir": str(world.root),
             "terminal_tool": terminal,
-            "tools": [{"name": s.name, "description": s.description,
-                       "parameters": copy.deepcopy(s.parameters)} for s in gateway.specs],
+            "tools": tools,
+            "tool_count": len(tools),
+            "tools_tokens": count_tokens(json.dumps(tools, ensure_ascii=False)),
             "read_only": {s.name: s.read_only for s in gateway.specs},
             "name_map": {s.name: [s.server, s.tool] for s in gateway.specs},
             "timings": {"generate_s": generated - started, "reset_s": time.perf_counter() - started},

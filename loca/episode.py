@@ -52,6 +52,8 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
         "reward": result.reward,
         "env_description_tokens": result.env.get("env_description_tokens"),
         "params": result.env.get("params"),
+        "tool_count": result.env.get("tool_count"),
+        "tools_tokens": result.env.get("tools_tokens"),
         "world_hash": result.env.get("world_hash"),
         "checks": verdict.get("checks", []),
         "metrics": result.metrics.model_dump(mode="json"),

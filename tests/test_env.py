@@ -32,6 +32,7 @@ def test_reset_info_and_determinism(tmp_path):
         assert "canvas_canvas_list_courses" in names and "email_get_emails" in names
         assert info["read_only"]["canvas_canvas_list_courses"] is True
         assert info["env_description_tokens"] > 1000 and info["seed"] == 7
+        assert info["tool_count"] == len(names) == 95 and info["tools_tokens"] > 5000
         first_hash = info["world_hash"]
         _, again = env.reset(seed=7, options={**SMALL, "episode_dir": str(tmp_path / "b")})
         assert again["world_hash"] == first_hash

@@ -6,19 +6,29 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from collections.abc import Callable
+from typing import Annotated, Optional, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from loca.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
 
+T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LOCA gym: long-context agent environments of any size.")
 console = Console()
 err = Console(stderr=True)
+
+
+def _parsed(parse: Callable[[str], T], text: str) -> T:
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _task(name: str):  # type: ignore[no-untyped-def]
@@ -64,7 +74,7 @@ def generate(
     from mock_servers.gateway import Gateway
 
     spec = _task(task)
-    target = parse_length(length)
+    target = _parsed(parse_length, length)
 
     async def build() -> None:
         params = await params_for(spec, target, seed)
@@ -94,7 +104,7 @@ def calibrate(
     from loca.calibration import table_path
 
     spec = _task(task)
-    targets, seed_list = parse_lengths(lengths), parse_seeds(seeds)
+    targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
     with _progress() as progress:
         bar = progress.add_task("calibrating", total=len(targets) * len(seed_list))
 
@@ -119,7 +129,7 @@ def validate(
     from scaffolds.oracles import expected_failures
 
     spec = _task(task)
-    targets, seed_list = parse_lengths(lengths), parse_seeds(seeds)
+    targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
     plays = len(targets) * len(seed_list) * (1 + len(expected_failures(task)))
     with _progress() as progress:
         bar = progress.add_task("validating", total=plays)
@@ -197,6 +207,8 @@ def run(
     out: Annotated[Path, typer.Option(help="run directory (rerun to resume)")] = Path("runs/default"),
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint")] = None,
     max_turns: int = 300,
+    naming: Annotated[str, typer.Option(help="tool names: prefixed, dedup or bare")] = "prefixed",
+    tool_filter: Annotated[str, typer.Option(help="all tools, or core (those the tasks need)")] = "all",
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
 ) -> None:
     """Run AGENT on TASK at every length and seed; results in OUT. With no options: the oracle
@@ -205,8 +217,12 @@ def run(
     from loca.runner import RunConfig, execute, plan
 
     _task(task)
-    config = RunConfig(task=task, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
-                       agent=agent, base_url=base_url, max_turns=max_turns)
+    try:
+        config = RunConfig(task=task, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
+                           agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
+                           tool_filter=tool_filter)
+    except (ValueError, ValidationError) as exc:
+        raise typer.BadParameter(str(exc)) from None
     table = Table("length", "seed", "target", "measured", "dev", "state", "checks failed",
                   title=f"{task} · {agent}")
     with _progress() as progress:

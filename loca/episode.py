@@ -31,7 +31,8 @@ def make_client(agent: str, task: TaskSpec, base_url: str | None = None) -> Mode
 
 async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
     task = get_task(episode.task)
-    env = gym.make(task.env_id, length=episode.length, naming=config.naming).unwrapped
+    env = gym.make(task.env_id, length=episode.length, naming=config.naming,
+                   tool_filter=config.tool_filter).unwrapped
     client = make_client(episode.agent, task, config.base_url)
     agent_config = AgentConfig(limits=Limits(max_turns=config.max_turns,
                                              max_tool_calls=config.max_tool_calls))

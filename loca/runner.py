@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,7 +37,8 @@ class RunConfig(BaseModel):
     base_url: str | None = None
     max_turns: int = 300
     max_tool_calls: int = 500
-    naming: str = "prefixed"
+    naming: Literal["prefixed", "dedup", "bare"] = "prefixed"
+    tool_filter: Literal["all", "core"] = "all"
 
     def digest(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]

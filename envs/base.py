@@ -19,7 +19,7 @@ from checkers.verdict import Verdict
 from envs.errors import EnvSetupError
 from loca.calibration import params_for
 from loca.lengths import parse_length
-from loca.measure import measure
+from loca.measure import build_world
 from loca.registry import TaskSpec
 from loca.tokens import count_tokens
 from loca.world import World
@@ -106,11 +106,8 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
         try:
             params = explicit or await params_for(self.task, target, seed)
             root = Path(episode_dir) if episode_dir else self._temp_root()
-            world = self.task.generate(root, params, seed, target)
-            generated = time.perf_counter()
+            world = await build_world(self.task, root, params, seed, target)
             gateway = Gateway(world, self.task.servers, self.naming, self.tool_filter)
-            world.meta.env_description_tokens = await measure(gateway, self.task.read_script)
-            world.save()
         except Exception as exc:
             raise EnvSetupError(f"{self.task.name}: reset failed: {exc}") from exc
         self.world, self.gateway, self._done = world, gateway, False
@@ -135,7 +132,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "tools_tokens": count_tokens(json.dumps(tools, ensure_ascii=False)),
             "read_only": {s.name: s.read_only for s in gateway.specs},
             "name_map": {s.name: [s.server, s.tool] for s in gateway.specs},
-            "timings": {"generate_s": generated - started, "reset_s": time.perf_counter() - started},
+            "timings": {"reset_s": time.perf_counter() - started},
         }
         return self.task.instruction(world), info
 

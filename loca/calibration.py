@@ -12,10 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from loca.measure import measure
+from loca.measure import build_world
 from loca.registry import TaskSpec
 from loca.world import write_text_atomic
-from mock_servers.gateway import Gateway
 
 TABLE_DIR = Path(__file__).parent / "calibration_tables"
 TOLERANCE = 0.05
@@ -54,12 +53,9 @@ def load_table(task: TaskSpec) -> Table | None:
 
 
 async def measure_params(task: TaskSpec, params: dict[str, Any], seed: int, work_dir: Path) -> int:
-    world = task.generate(work_dir / "probe", params, seed, None)
-    gateway = Gateway(world, task.servers)
-    try:
-        return await measure(gateway, task.read_script)
-    finally:
-        gateway.close()
+    world = await build_world(task, work_dir / "probe", params, seed)
+    assert world.meta.env_description_tokens is not None
+    return world.meta.env_description_tokens
 
 
 class _Prober:

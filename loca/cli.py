@@ -70,22 +70,15 @@ def generate(
 ) -> None:
     """Generate one world of TASK at LENGTH and measure its environment description length."""
     from loca.calibration import params_for
-    from loca.measure import measure
-    from mock_servers.gateway import Gateway
+    from loca.measure import build_world
 
     spec = _task(task)
     target = _parsed(parse_length, length)
 
     async def build() -> None:
         params = await params_for(spec, target, seed)
-        world = spec.generate(out, params, seed, target)
-        gateway = Gateway(world, spec.servers)
-        try:
-            world.meta.env_description_tokens = await measure(gateway, spec.read_script)
-        finally:
-            gateway.close()
-        world.save()
-        tokens = world.meta.env_description_tokens
+        world = await build_world(spec, out, params, seed, target)
+        tokens = world.meta.env_description_tokens or 0
         console.print(f"[bold]{task}[/] seed {seed}: {params} -> {tokens} tokens "
                       f"(target {target}, {100 * (tokens - target) / target:+.1f}%)")
         console.print(f"world: {out}  content hash: {world.meta.content_hash[:16]}")

@@ -4,10 +4,16 @@ through the same servers an agent uses."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from envs.actions import Script, ToolReply, ToolRequest
+from envs.actions import Script, ScriptFn, ToolReply, ToolRequest
 from loca.tokens import encoding
+from loca.world import World
 from mock_servers.gateway import Gateway
+
+if TYPE_CHECKING:
+    from loca.registry import TaskSpec
 
 
 async def drive(script: Script, call: Callable[[ToolRequest], Awaitable[ToolReply]]) -> list[ToolReply]:
@@ -27,16 +33,41 @@ async def drive(script: Script, call: Callable[[ToolRequest], Awaitable[ToolRepl
         return replies
 
 
-async def measure(gateway: Gateway, read_script: Callable[..., Script], instruction: str = "") -> int:
-    """Sum of the token counts of the read set's outputs (each output is one message the agent
-    reads). A read-set call that fails is a generator bug and raises."""
+def dispatcher(gateway: Gateway, errors_raise: bool = False
+               ) -> Callable[[ToolRequest], Awaitable[ToolReply]]:
+    """Tool calls of a script answered by `gateway`; with `errors_raise`, an error result is an
+    exception (for scripts that must never fail, such as a read set)."""
 
     async def call(request: ToolRequest) -> ToolReply:
-        outcome = await gateway.call(request.name, request.arguments)
-        if outcome.is_error:
-            raise RuntimeError(f"read set call {request.name} failed: {outcome.text}")
-        return ToolReply(outcome.text, False)
+        outcome = await gateway.call(request.name, dict(request.arguments))
+        if errors_raise and outcome.is_error:
+            raise RuntimeError(f"{request.name} failed: {outcome.text}")
+        return ToolReply(outcome.text, outcome.is_error)
 
-    tools = [{"name": s.name} for s in gateway.specs]
-    replies = await drive(read_script(instruction, tools), call)
+    return call
+
+
+def tool_names(gateway: Gateway) -> list[dict[str, str]]:
+    """The tool list a script needs (exposed names)."""
+    return [{"name": s.name} for s in gateway.specs]
+
+
+async def measure(gateway: Gateway, read_script: ScriptFn) -> int:
+    """Sum of the token counts of the read set's outputs (each output is one message the agent
+    reads). A read-set call that fails is a generator bug and raises."""
+    replies = await drive(read_script("", tool_names(gateway)), dispatcher(gateway, errors_raise=True))
     return sum(len(ids) for ids in encoding().encode_ordinary_batch([r.text for r in replies]))
+
+
+async def build_world(task: TaskSpec, root: Path, params: dict[str, Any], seed: int,
+                      target: int | None = None) -> World:
+    """Generate the world of (task, params, seed) at `root`, measure its environment
+    description length and record it in `world.json`."""
+    world = task.generate(root, params, seed, target)
+    gateway = Gateway(world, task.servers)
+    try:
+        world.meta.env_description_tokens = await measure(gateway, task.read_script)
+    finally:
+        gateway.close()
+    world.save()
+    return world

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from checkers.verdict import Verdict
-    from envs.actions import Script
+    from envs.actions import ScriptFn
     from loca.world import World
 
 
@@ -39,7 +39,7 @@ class TaskSpec:
     generator_version: str
     check: Callable[[World], Verdict]
     instruction: Callable[[World], str]
-    read_script: Callable[[str, list[dict[str, Any]]], Script]
+    read_script: ScriptFn  # the read set: every record the task needs, all pages, each once
     scale: Scale
     terminal_tool: tuple[str, str] = ("claim_done", "claim_done")
 

@@ -11,9 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from envs.actions import ToolReply, ToolRequest
 from loca.calibration import params_for
-from loca.measure import drive
+from loca.measure import dispatcher, drive, tool_names
 from loca.registry import TaskSpec
 from loca.world import World
 from mock_servers.gateway import Gateway
@@ -40,14 +39,9 @@ class Outcome:
 async def play_script(task: TaskSpec, world: World, agent: str) -> tuple[str, ...]:
     """Run one scripted agent on `world`; the names of the checks it fails."""
     gateway = Gateway(world, task.servers)
-
-    async def call(request: ToolRequest) -> ToolReply:
-        outcome = await gateway.call(request.name, request.arguments)
-        return ToolReply(outcome.text, outcome.is_error)
-
     try:
-        tools = [{"name": s.name} for s in gateway.specs]
-        await drive(scripts_for(task.name)[agent](task.instruction(world), tools), call)
+        script = scripts_for(task.name)[agent](task.instruction(world), tool_names(gateway))
+        await drive(script, dispatcher(gateway))
     finally:
         gateway.close()
     return tuple(task.check(world).failed_names())

@@ -71,6 +71,7 @@ def generate(
     """Generate one world of TASK at LENGTH and measure its environment description length."""
     from loca.calibration import params_for
     from loca.measure import build_world
+    from loca.world import INSTRUCTION_FILE, write_text_atomic
 
     spec = _task(task)
     target = _parsed(parse_length, length)
@@ -82,6 +83,9 @@ def generate(
         console.print(f"[bold]{task}[/] seed {seed}: {params} -> {tokens} tokens "
                       f"(target {target}, {100 * (tokens - target) / target:+.1f}%)")
         console.print(f"world: {out}  content hash: {world.meta.content_hash[:16]}")
+        instruction = spec.instruction(world)
+        write_text_atomic(out / INSTRUCTION_FILE, instruction + "\n")
+        console.print(f"instruction ({out / INSTRUCTION_FILE}; also sent by `loca serve`):\n{instruction}")
 
     asyncio.run(build())
 
@@ -177,7 +181,8 @@ def serve(
         raise typer.BadParameter(f"refusing to bind {host}: pass --allow-remote to serve beyond loopback")
     loaded = World.load(world)
     if server is None:
-        mcp = Gateway(loaded, _task(loaded.task).servers).mcp_app()
+        spec = _task(loaded.task)
+        mcp = Gateway(loaded, spec.servers).mcp_app(instructions=spec.instruction(loaded))
     else:
         mcp = load_toolbox(server).build(loaded)
     if transport == "stdio":

@@ -17,6 +17,7 @@ from loca.rng import WorldRng
 
 WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"
+INSTRUCTION_FILE = "instruction.txt"  # the task as given to external agents (outside workspace/)
 
 
 class WorldMeta(BaseModel):

@@ -84,9 +84,10 @@ class Gateway:
         key, tool = route
         return await self.runtimes[key].call(tool, arguments)
 
-    def mcp_app(self) -> FastMCP:
-        """All exposed tools in one MCP app, under their exposed names and descriptions."""
-        app = FastMCP("loca")
+    def mcp_app(self, instructions: str | None = None) -> FastMCP:
+        """All exposed tools in one MCP app, under their exposed names and descriptions;
+        `instructions` (the task) are sent to clients when they connect."""
+        app = FastMCP("loca", instructions=instructions)
         routes: dict[str, tuple[ServerRuntime, str]] = {}
         for spec in self.specs:
             runtime = self.runtimes[spec.server]

@@ -32,6 +32,7 @@ def test_generate_then_check_fails_until_solved(tmp_path):
     assert result.exit_code == 0, result.output
     world = World.load(world_dir)
     assert abs(world.meta.env_description_tokens - 8000) <= 400
+    assert (world_dir / "instruction.txt").read_text().startswith("Today is")
 
     unsolved = runner.invoke(app, ["check", str(world_dir)])
     assert unsolved.exit_code == 1

@@ -68,22 +68,24 @@ def test_gateway_over_streamable_http(world_dir):
                              "--transport", "http", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        async def session() -> tuple[list[str], str]:
+        async def session() -> tuple[list[str], str, str]:
             deadline = time.monotonic() + 30
             while True:
                 try:
                     async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                         tools = await client.list_tools()
                         result = await client.call_tool("email_get_emails", {"page_size": 3})
-                        return [t.name for t in tools], result.content[0].text
+                        instructions = client.instructions
+                        return [t.name for t in tools], result.content[0].text, instructions
                 except Exception:
                     if time.monotonic() > deadline or proc.poll() is not None:
                         raise
                     await asyncio.sleep(0.2)
 
-        names, text = asyncio.run(session())
+        names, text, instructions = asyncio.run(session())
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert {"canvas_canvas_list_courses", "email_get_emails", "claim_done_claim_done"} <= set(names)
     assert text == asyncio.run(_in_process(world_dir, "email_get_emails", {"page_size": 3}))
+    assert instructions.startswith("Today is") and "exam_schedule.xlsx" in instructions

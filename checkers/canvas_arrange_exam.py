@@ -19,7 +19,6 @@ DATE = "Final Date (MM/DD/YYYY)"
 TIME = "Start Time (HH:MM)"
 EMAIL = "Proctor Email"
 TYPE = "Open-book/Closed-book"
-SOURCE = "Information Source(Announcement/Email/Message)"
 INTEGERS = ("Duration (minutes)", "Course Credit")
 
 

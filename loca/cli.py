@@ -141,6 +141,8 @@ def validate(
             cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
         table.add_row(agent, "pass" if mine[0].expected is None else f"fail {mine[0].expected}", *cells)
     console.print(table)
+    worst = max((abs(o.measured - o.length) / o.length for o in outcomes), default=0.0)
+    console.print(f"{len(outcomes)} plays; largest length deviation from target {100 * worst:.1f}%")
     bad = [o for o in outcomes if not o.ok]
     for o in bad:
         err.print(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}")

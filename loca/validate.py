@@ -1,6 +1,6 @@
 """Checker validation: on every (length, seed) the oracle must pass, and the no-op agent and every
-failure-mode mutant must fail the check it targets. Scripts run straight against the servers
-(no agent loop), each on its own copy of one generated world."""
+failure-mode mutant must fail the check it targets. Each world is generated and measured once;
+scripts run straight against the servers (no agent loop), each on its own copy of it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loca.calibration import params_for
-from loca.measure import dispatcher, drive, tool_names
+from loca.measure import build_world, dispatcher, drive, tool_names
 from loca.registry import TaskSpec
 from loca.world import World
 from mock_servers.gateway import Gateway
@@ -26,6 +26,7 @@ class Outcome:
     agent: str
     length: int
     seed: int
+    measured: int  # the world's environment description length
     failed: tuple[str, ...]
     expected: str | None  # the check the agent must fail; None for the oracle
 
@@ -56,13 +57,14 @@ async def validate(task: TaskSpec, lengths: list[int], seeds: list[int],
         for length in lengths:
             for seed in seeds:
                 params = await params_for(task, length, seed)
-                task.generate(base, params, seed, length)
+                world = await build_world(task, base, params, seed, length)
+                assert world.meta.env_description_tokens is not None
                 for agent in agents:
                     copy = Path(tmp) / "play"
                     shutil.rmtree(copy, ignore_errors=True)
                     shutil.copytree(base, copy)
                     failed = await play_script(task, World.load(copy), agent)
-                    outcome = Outcome(agent, length, seed, failed,
+                    outcome = Outcome(agent, length, seed, world.meta.env_description_tokens, failed,
                                       None if agent == ORACLE else expected_failures(task.name)[agent])
                     outcomes.append(outcome)
                     if progress:

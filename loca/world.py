@@ -7,13 +7,13 @@ import hashlib
 import json
 import os
 import sqlite3
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from loca.clock import VirtualClock, parse_instant
-from loca.rng import WorldRng
 
 WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"
@@ -77,13 +77,10 @@ class World:
     def scratch(self) -> Path:
         return self.root / "scratch"
 
-    @property
+    @cached_property
     def clock(self) -> VirtualClock:
+        """The world's virtual clock (read on every write call: built once)."""
         return VirtualClock(parse_instant(self.meta.now), self.meta.tz, self.meta.tick_s)
-
-    @property
-    def rng(self) -> WorldRng:
-        return WorldRng(self.meta.task, self.meta.seed)
 
     def read_truth(self, name: str = "truth.json") -> Any:
         return json.loads((self.truth_dir / name).read_text(encoding="utf-8"))

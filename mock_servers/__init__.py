@@ -21,8 +21,3 @@ def load_toolbox(server: str) -> Toolbox:
         raise KeyError(f"unknown server '{server}'; known: {', '.join(sorted(SERVERS))}")
     return importlib.import_module(SERVERS[server]).toolbox
 
-
-def import_all_models() -> None:
-    """Import every server module so all SQLModel tables are registered on the metadata."""
-    for name in SERVERS:
-        importlib.import_module(SERVERS[name])

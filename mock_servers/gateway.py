@@ -31,13 +31,6 @@ class ToolSpec:
     tool: str
     read_only: bool
 
-    def to_openai(self) -> dict[str, Any]:
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description, "parameters": self.parameters}}
-
-    def to_anthropic(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
-
 
 def exposed_name(key: str, tool: str, naming: Naming) -> str:
     if naming == "prefixed":

@@ -12,6 +12,7 @@ import pytest
 from openpyxl import load_workbook
 
 from envs.canvas_arrange_exam import TASK
+from loca.lengths import TIERS, parse_length
 from loca.validate import play_script, run_validation
 from loca.world import World
 from mock_servers.core.files import save_workbook
@@ -40,10 +41,16 @@ def test_oracle_passes_and_every_mutant_fails_its_check(tmp_path, n, seed):
         assert not TASK.check(world).errored
 
 
-def test_validation_matrix_over_calibrated_worlds():
-    outcomes = run_validation(TASK, [8000, 32000], [0, 4])
-    assert len(outcomes) == 2 * 2 * 10
+def test_every_tier_and_seed_oracle_passes_mutants_fail_lengths_within_5_percent():
+    """The acceptance matrix: 7 tiers x 5 seeds, each world within 5% of its target; there the
+    oracle passes and the no-op agent and every mutant fail the check they target."""
+    targets = [parse_length(t) for t in TIERS]
+    outcomes = run_validation(TASK, targets, list(range(5)))
+    assert len(outcomes) == 7 * 5 * 10
     assert all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
+    worlds = {(o.length, o.seed): o.measured for o in outcomes}
+    assert len(worlds) == 35
+    assert all(abs(m - t) <= 0.05 * t for (t, _), m in worlds.items()), worlds
 
 
 @pytest.fixture

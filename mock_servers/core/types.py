@@ -15,7 +15,6 @@ def _no_bool(value: Any) -> Any:
 
 
 Int = Annotated[int, BeforeValidator(_no_bool)]
-Num = Annotated[float, BeforeValidator(_no_bool)]
 CellValue = str | float | int | bool | None
 
 

@@ -21,7 +21,7 @@ from loca.calibration import params_for
 from loca.lengths import parse_length
 from loca.measure import build_world
 from loca.registry import TaskSpec
-from loca.tokens import count_tokens
+from loca.tokens import schema_tokens
 from loca.world import World
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 
@@ -129,7 +129,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "terminal_tool": terminal,
             "tools": tools,
             "tool_count": len(tools),
-            "tools_tokens": count_tokens(json.dumps(tools, ensure_ascii=False)),
+            "tools_tokens": schema_tokens(tools),
             "read_only": {s.name: s.read_only for s in gateway.specs},
             "name_map": {s.name: [s.server, s.tool] for s in gateway.specs},
             "timings": {"reset_s": time.perf_counter() - started},

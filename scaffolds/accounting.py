@@ -6,10 +6,6 @@ result content. Per-message wire framing is not modelled.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 from loca.tokens import count_tokens
 from scaffolds.messages import Message, ReasoningPart, TextPart, ToolCallPart
 
@@ -25,6 +21,3 @@ def message_tokens(message: Message) -> int:
             total += count_tokens(part.name) + count_tokens(part.arguments_raw)
     return total
 
-
-def tools_tokens(tools: Sequence[Mapping[str, Any]]) -> int:
-    return count_tokens(json.dumps(list(tools), ensure_ascii=False, sort_keys=True))

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scaffolds.accounting import message_tokens, tools_tokens
+from loca.tokens import schema_tokens
+from scaffolds.accounting import message_tokens
 from scaffolds.clients.base import (
     Attempt,
     GenerateRequest,
@@ -217,7 +218,7 @@ class _Episode:
         if system_text:
             ledger.append_message(system_message(system_text), turn=0)
         ledger.append_message(user_message([self.instruction], "task"), turn=0)
-        self.tools_tokens = tools_tokens(self.tools)
+        self.tools_tokens = self.env_info.get("tools_tokens") or schema_tokens(self.tools)
         ledger.record("tools", {"tools": self.tools, "tokens": self.tools_tokens,
                                 "terminal_tool": self.terminal_tool})
         ledger.commit()

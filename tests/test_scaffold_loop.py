@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from loca.tokens import count_tokens
-from scaffolds.accounting import tools_tokens
+from loca.tokens import schema_tokens
 from envs.actions import ToolReply, ToolRequest
 from scaffolds.clients import ScriptedClient
 from scaffolds.config import AgentConfig, Limits
@@ -455,7 +455,7 @@ async def test_token_metrics_come_from_the_ledger(tmp_path: Path) -> None:
     m = result.metrics
     outputs = [m_.content for m_ in messages if m_.role == "tool"]
     assert m.tool_output_tokens == sum(count_tokens(o) for o in outputs)
-    assert m.trajectory_tokens == tools_tokens(FakeEnv.TOOLS) + sum(x.tokens for x in messages)
+    assert m.trajectory_tokens == schema_tokens(FakeEnv.TOOLS) + sum(x.tokens for x in messages)
     requests = trajectory.of_type("llm_request")
     assert m.peak_request_tokens == requests[-1]["predicted_tokens"]
     # synthesised usage: input is the predicted request size, output the reply's tokens

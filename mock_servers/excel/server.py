@@ -1,7 +1,4 @@
-"""Excel tools (the classic `filepath` / `sheet_name` API) over workbooks in the workspace.
-
-No `from __future__ import annotations` here: the toolkit reads the parameter annotations
-at runtime."""
+"""Excel tools (the classic `filepath` / `sheet_name` API) over workbooks in the workspace."""
 
 import re
 from dataclasses import dataclass, field

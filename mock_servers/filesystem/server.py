@@ -1,7 +1,4 @@
-"""Filesystem tools over the world's workspace (official MCP filesystem server names).
-
-No `from __future__ import annotations` here: the toolkit reads the parameter annotations
-at runtime."""
+"""Filesystem tools over the world's workspace (official MCP filesystem server names)."""
 
 import base64
 import os

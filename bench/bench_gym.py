@@ -24,8 +24,8 @@ from typing import Any
 import envs  # noqa: F401
 from envs.canvas_arrange_exam import TASK, CanvasArrangeExamEnv
 from loca.calibration import calibrate_one, params_for
+from loca.core.lengths import TIERS, parse_length
 from loca.episode import run_episode
-from loca.lengths import TIERS, parse_length
 from loca.runner import RunConfig, execute
 from mock_servers.gateway import Gateway
 
@@ -80,7 +80,7 @@ CALLS = [
 
 
 def bench_in_process(world_root: Path, n: int) -> list[tuple[str, float, float]]:
-    from loca.world import World
+    from loca.core.world import World
 
     gateway = Gateway(World.load(world_root), TASK.servers)
     rows = []

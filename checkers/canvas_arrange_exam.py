@@ -11,8 +11,9 @@ from openpyxl import load_workbook
 
 from checkers.normalize import E, I, S, Si, as_date, as_time, is_tbd
 from checkers.verdict import CheckFailed, Verdict, run_check
-from loca.world import World
-from mock_servers.core.snapshot import state_digests
+from loca.core.world import World
+from mock_servers import snapshot_ignore
+from mock_servers.core import snapshot
 
 KEY = "Course Code"
 DATE = "Final Date (MM/DD/YYYY)"
@@ -128,12 +129,11 @@ def check(world: World) -> Verdict:
         return "dated rows ascend by date and time; TBD rows last by Course Code"
 
     def no_side_effects() -> str:
-        before = world.read_truth("snapshot.json")
-        after = state_digests(world, exclude_files=truth["writable"])
-        changed = sorted(t for t, h in before["tables"].items() if after["tables"].get(t) != h)
-        files = sorted(f for f, h in before["files"].items() if after["files"].get(f) != h)
-        if changed or files:
-            raise CheckFailed(f"changed tables {changed}, changed or removed files {files}")
+        before = snapshot.Snapshot.model_validate(world.read_truth("snapshot.json"))
+        problems = snapshot.changes(world, before, snapshot_ignore(list(truth["servers"])),
+                                    exclude_files=truth["writable"])
+        if problems:
+            raise CheckFailed("; ".join(problems))
         return "Canvas, mailbox and other workspace files unchanged"
 
     checks: list[tuple[str, Callable[[], str]]] = [

@@ -18,11 +18,11 @@ from gymnasium import spaces
 from checkers.verdict import Verdict
 from envs.errors import EnvSetupError
 from loca.calibration import params_for
-from loca.lengths import parse_length
+from loca.core.lengths import parse_length
+from loca.core.tokens import schema_tokens
+from loca.core.world import World
 from loca.measure import build_world
 from loca.registry import TaskSpec
-from loca.tokens import schema_tokens
-from loca.world import World
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 
 FINAL = "__final__"

@@ -9,10 +9,10 @@ from typing import Any
 
 import checkers.canvas_arrange_exam as checker
 import generators.canvas_arrange_exam as generator
-from envs.actions import Script, ToolReply, ToolRequest, resolve_tool
 from envs.base import LocaEnv
+from loca.core.script import Script, ToolReply, ToolRequest, resolve_tool
+from loca.core.world import World
 from loca.registry import Scale, TaskSpec
-from loca.world import World
 
 INSTRUCTION = """\
 Today is {today}; all times are local campus time. You are logged in to Canvas and to my mailbox. \
@@ -61,7 +61,8 @@ def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: s
 
 def read_everything(tools: list[dict[str, Any]], per_page: int = 100, page_size: int = 50,
                     first_page_only: bool = False, read_mail: bool = True,
-                    ) -> Generator[list[ToolRequest], list[ToolReply], tuple[list[Any], dict[int, list[Any]], list[Any]]]:
+                    ) -> Generator[list[ToolRequest], list[ToolReply],
+                                   tuple[list[Any], dict[int, list[Any]], list[Any]]]:
     """The read set: every enrolled course, every announcement of each, every inbox e-mail.
     Returns (courses, announcements by course id, e-mails)."""
     list_courses = resolve_tool(tools, "canvas", "canvas_list_courses")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 import shutil
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from faker import Faker
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from loca.world import World, WorldMeta
+from loca.core.world import World, WorldMeta
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.models import ClockState
@@ -41,7 +41,7 @@ def seeded_faker(rng: random.Random, locale: str = "en_US") -> Faker:
     return fake
 
 
-@lru_cache(maxsize=None)
+@cache
 def templates(folder: str) -> Environment:
     """The jinja2 environment of a generator's `templates/` folder."""
     return Environment(loader=FileSystemLoader(Path(folder)), undefined=StrictUndefined,

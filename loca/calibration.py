@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from loca.core.world import write_text_atomic
 from loca.measure import build_world
 from loca.registry import TaskSpec
-from loca.world import write_text_atomic
 
 TABLE_DIR = Path(__file__).parent / "calibration_tables"
 TOLERANCE = 0.05

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 from collections.abc import Callable
-from typing import Annotated, Optional, TypeVar
+from pathlib import Path
+from typing import Annotated, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from loca.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
+from loca.core.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
 
 T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -70,8 +70,8 @@ def generate(
 ) -> None:
     """Generate one world of TASK at LENGTH and measure its environment description length."""
     from loca.calibration import params_for
+    from loca.core.world import INSTRUCTION_FILE, write_text_atomic
     from loca.measure import build_world
-    from loca.world import INSTRUCTION_FILE, write_text_atomic
 
     spec = _task(task)
     target = _parsed(parse_length, length)
@@ -153,7 +153,7 @@ def validate(
 @app.command()
 def check(world_dir: Path) -> None:
     """Grade a world as it stands; print the verdict as JSON; exit 0 only if every check passes."""
-    from loca.world import World
+    from loca.core.world import World
 
     world = World.load(world_dir)
     verdict = _task(world.task).check(world)
@@ -165,7 +165,7 @@ def check(world_dir: Path) -> None:
 
 @app.command()
 def serve(
-    server: Annotated[Optional[str], typer.Argument(help="one server; all of the task's if omitted")] = None,
+    server: Annotated[str | None, typer.Argument(help="one server; all of the task's if omitted")] = None,
     world: Annotated[Path, typer.Option(help="world directory")] = Path("."),
     transport: Annotated[str, typer.Option(help="stdio or http")] = "stdio",
     host: str = "127.0.0.1",
@@ -173,7 +173,7 @@ def serve(
     allow_remote: Annotated[bool, typer.Option(help="allow a non-loopback --host")] = False,
 ) -> None:
     """Serve a world over MCP (stdio or streamable HTTP)."""
-    from loca.world import World
+    from loca.core.world import World
     from mock_servers import load_toolbox
     from mock_servers.gateway import Gateway
 
@@ -205,7 +205,7 @@ def run(
     lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
     out: Annotated[Path, typer.Option(help="run directory (rerun to resume)")] = Path("runs/default"),
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     max_turns: int = 300,
     naming: Annotated[str, typer.Option(help="tool names: prefixed, dedup or bare")] = "prefixed",
     tool_filter: Annotated[str, typer.Option(help="all tools, or core (those the tasks need)")] = "all",

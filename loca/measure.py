@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envs.actions import Script, ScriptFn, ToolReply, ToolRequest
-from loca.tokens import encoding
-from loca.world import World
+from loca.core.script import Script, ScriptFn, ToolReply, ToolRequest
+from loca.core.tokens import encoding
+from loca.core.world import World
 from mock_servers.gateway import Gateway
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from checkers.verdict import Verdict
-    from envs.actions import ScriptFn
-    from loca.world import World
+    from loca.core.script import ScriptFn
+    from loca.core.world import World
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from loca import __version__
-from loca.lengths import label, parse_length
-from loca.world import write_text_atomic
+from loca.core.lengths import label, parse_length
+from loca.core.world import write_text_atomic
 
 
 class RunConfig(BaseModel):

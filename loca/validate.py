@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loca.calibration import params_for
+from loca.core.world import World
 from loca.measure import build_world, dispatcher, drive, tool_names
 from loca.registry import TaskSpec
-from loca.world import World
 from mock_servers.gateway import Gateway
 from scaffolds.oracles import expected_failures, scripts_for
 

@@ -21,3 +21,11 @@ def load_toolbox(server: str) -> Toolbox:
         raise KeyError(f"unknown server '{server}'; known: {', '.join(sorted(SERVERS))}")
     return importlib.import_module(SERVERS[server]).toolbox
 
+
+
+def snapshot_ignore(servers: list[str]) -> dict[str, frozenset[str] | None]:
+    """The snapshot rules every one of `servers` declares (see `core.snapshot`)."""
+    merged: dict[str, frozenset[str] | None] = {}
+    for server in servers:
+        merged.update(load_toolbox(server).snapshot_ignore)
+    return merged

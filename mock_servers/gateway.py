@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from fastmcp import FastMCP
 
-from loca.world import World
+from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.errors import Code, format_error

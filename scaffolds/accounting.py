@@ -6,7 +6,7 @@ result content. Per-message wire framing is not modelled.
 
 from __future__ import annotations
 
-from loca.tokens import count_tokens
+from loca.core.tokens import count_tokens
 from scaffolds.messages import Message, ReasoningPart, TextPart, ToolCallPart
 
 

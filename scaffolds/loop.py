@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loca.tokens import schema_tokens
+from envs.errors import EnvSetupError, ToolInfraError
+from loca.core.tokens import schema_tokens
 from scaffolds.accounting import message_tokens
 from scaffolds.clients.base import (
     Attempt,
@@ -29,7 +30,6 @@ from scaffolds.clients.base import (
     ModelClient,
 )
 from scaffolds.config import AgentConfig
-from envs.errors import EnvSetupError, ToolInfraError
 from scaffolds.ledger import TRAJECTORY_FILE, Ledger
 from scaffolds.messages import (
     Message,
@@ -154,7 +154,7 @@ class _Episode:
         except ToolInfraError as exc:
             self._abort_batch(f"Tool infrastructure failure: {exc}")
             return _Outcome("tool_infra_error", error=exc)
-        except Exception as exc:  # noqa: BLE001 - any other failure is a harness bug, recorded
+        except Exception as exc:
             return _Outcome("harness_error", error=exc)
 
     async def _reset(self, seed: int | None, options: Mapping[str, Any] | None) -> Exception | None:
@@ -165,7 +165,7 @@ class _Episode:
                 obs, info = await self.env.areset(seed=seed,
                                                   options=dict(options) if options else None)
             self._adopt_env(obs, info)
-        except Exception as exc:  # noqa: BLE001 - every reset failure is env_setup_error
+        except Exception as exc:
             if isinstance(exc, TimeoutError) and timeout.expired():
                 return EnvSetupError(
                     f"reset did not finish within {self.limits.setup_timeout_s} s")
@@ -453,7 +453,7 @@ class _Episode:
             if inspect.isawaitable(verdict):
                 verdict = await verdict
             return _verdict_dict(verdict), None
-        except Exception as exc:  # noqa: BLE001 - diagnostics never change the outcome
+        except Exception as exc:
             return None, exc
         finally:
             self.timings["diagnostic_s"] = time.monotonic() - started
@@ -461,7 +461,7 @@ class _Episode:
     async def _close_env(self) -> Exception | None:
         try:
             await self.env.aclose()
-        except Exception as exc:  # noqa: BLE001 - recorded; the outcome stands
+        except Exception as exc:
             return exc
         return None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generators.common import create_world
-from loca.world import World, WorldMeta
+from loca.core.world import World, WorldMeta
 from mock_servers.core.db import Database
 
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from loca.world import World
+from loca.core.world import World
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
 
 

@@ -9,7 +9,7 @@ import pytest
 from envs.canvas_arrange_exam import TASK
 from loca import calibration
 from loca.calibration import CalibrationError, calibrate_one, load_table, params_for
-from loca.lengths import TIERS, parse_length
+from loca.core.lengths import TIERS, parse_length
 
 
 def test_arbitrary_target_within_tolerance():

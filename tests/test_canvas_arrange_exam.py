@@ -12,12 +12,13 @@ import pytest
 from openpyxl import load_workbook
 
 from envs.canvas_arrange_exam import TASK
-from loca.lengths import TIERS, parse_length
+from loca.core.lengths import TIERS, parse_length
+from loca.core.world import World
 from loca.validate import play_script, run_validation
-from loca.world import World
 from mock_servers.core.files import save_workbook
 from mock_servers.gateway import Gateway
 from scaffolds.oracles import expected_failures, scripts_for
+
 
 def _play(root: Path, agent: str, n: int, seed: int) -> World:
     world = TASK.generate(root, {"num_courses": n}, seed, None)

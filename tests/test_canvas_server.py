@@ -642,10 +642,9 @@ def test_schema_lists_every_parameter(env: Any) -> None:
 
 def test_domain_helpers_validate(make_world: Any) -> None:
     _, db = make_world(["canvas"])
-    with pytest.raises(ToolFailure):
-        with db.write() as s:
-            domain.add_course(s, account_id=domain.add_account(s, "A").id, name="X",
-                              course_code="X", time_zone="Nowhere/City")
+    with pytest.raises(ToolFailure), db.write() as s:
+        domain.add_course(s, account_id=domain.add_account(s, "A").id, name="X",
+                          course_code="X", time_zone="Nowhere/City")
     with db.write() as s:
         account = domain.add_account(s, "A")
         sub = domain.add_account(s, "B", parent_account_id=account.id)

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from envs.canvas_arrange_exam import TASK
 from loca.cli import app
+from loca.core.world import World
 from loca.validate import play_script
-from loca.world import World
 
 runner = CliRunner()
 

@@ -67,7 +67,8 @@ def test_schemas_follow_the_exposure_rules(gateway):
 
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False)
                      | st.text(max_size=40),
-                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     lambda inner: (st.lists(inner, max_size=4)
+                                    | st.dictionaries(st.text(max_size=8), inner, max_size=4)),
                      max_leaves=10)
 
 

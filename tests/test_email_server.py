@@ -11,7 +11,7 @@ from typing import Any
 import fastmcp
 import pytest
 
-from loca.world import World
+from loca.core.world import World
 from mock_servers.core.db import Database
 from mock_servers.core.errors import ToolFailure
 from mock_servers.core.toolkit import ServerRuntime, ToolOutcome

@@ -17,7 +17,7 @@ from openpyxl.chart import BarChart, LineChart
 from openpyxl.worksheet.datavalidation import DataValidation
 
 from generators.common import create_world
-from loca.world import World, WorldMeta
+from loca.core.world import World, WorldMeta
 from mock_servers.excel import toolbox
 from tests.harness import ServerHarness
 

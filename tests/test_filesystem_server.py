@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from loca.world import World
+from loca.core.world import World
 from mock_servers.filesystem import toolbox
 from tests.harness import ServerHarness
 

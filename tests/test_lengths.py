@@ -1,6 +1,6 @@
 import pytest
 
-from loca.lengths import label, parse_length, parse_lengths, parse_seeds
+from loca.core.lengths import label, parse_length, parse_lengths, parse_seeds
 
 
 @pytest.mark.parametrize("text,tokens", [("8k", 8000), ("256K", 256000), ("50000", 50000),

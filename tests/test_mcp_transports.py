@@ -28,7 +28,7 @@ def world_dir(tmp_path_factory) -> Path:
 
 
 async def _in_process(world_dir: Path, name: str, args: dict) -> str:
-    from loca.world import World
+    from loca.core.world import World
 
     gateway = Gateway(World.load(world_dir), TASK.servers)
     try:

@@ -1,11 +1,12 @@
 """The world plan of canvas_arrange_exam keeps its guarantees at every size."""
 
+from datetime import date
+
 import pytest
 
 from generators.canvas_arrange_exam.plan import LISTING_PAGE, plan_world, truth_rows
 from generators.common import seeded_faker
-from loca.rng import WorldRng
-from datetime import date
+from loca.core.rng import WorldRng
 
 
 def _plan(n, seed):

@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from loca.tokens import count_tokens
-from loca.tokens import schema_tokens
-from envs.actions import ToolReply, ToolRequest
+from envs.errors import EnvSetupError, ToolInfraError
+from loca.core.script import ToolReply, ToolRequest
+from loca.core.tokens import count_tokens, schema_tokens
 from scaffolds.clients import ScriptedClient
 from scaffolds.config import AgentConfig, Limits
-from envs.errors import EnvSetupError, ToolInfraError
 from scaffolds.ledger import read_trajectory
 from scaffolds.loop import AgentLoop
 from scaffolds.messages import ToolCallPart, assistant_message

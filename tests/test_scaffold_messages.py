@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loca.tokens import count_tokens
+from loca.core.tokens import count_tokens
 from scaffolds.clients.openai_wire import StreamAssembler, wire_messages
 from scaffolds.ledger import Ledger, read_trajectory
 from scaffolds.messages import (

@@ -9,7 +9,7 @@ pytest.register_assert_rewrite("tests.fake_llm")
 
 import random
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +163,7 @@ def rate_limited(kind: str) -> Any:
         return http_error(429, retry_after_ms=1500)
     if kind == "http_date":
         return http_error(429, retry_after_date=datetime.fromtimestamp(FIXED_NOW + 30,
-                                                                       tz=timezone.utc))
+                                                                       tz=UTC))
     return http_error(429, retry_after=500)
 
 

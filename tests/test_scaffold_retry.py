@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import pytest
@@ -42,9 +42,9 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after": "7"}, NOW) == 7.0
     assert parse_retry_after({"retry-after": "1.5"}, NOW) == 1.5
     assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}, NOW) == 0.25
-    date = format_datetime(datetime.fromtimestamp(NOW + 42, tz=timezone.utc), usegmt=True)
+    date = format_datetime(datetime.fromtimestamp(NOW + 42, tz=UTC), usegmt=True)
     assert parse_retry_after({"retry-after": date}, NOW) == 42.0
-    past = format_datetime(datetime.fromtimestamp(NOW - 42, tz=timezone.utc), usegmt=True)
+    past = format_datetime(datetime.fromtimestamp(NOW - 42, tz=UTC), usegmt=True)
     assert parse_retry_after({"retry-after": past}, NOW) == 0.0
     assert parse_retry_after({"retry-after": "soon"}, NOW) is None
     assert parse_retry_after({}, NOW) is None

@@ -94,7 +94,8 @@ def test_errors_have_one_format(runtime):
     out = run(runtime.call("demo_echo", {"count": "3"}))
     assert not out.is_error and json.loads(out.text)["count"] == 3
     out = run(runtime.call("demo_echo", {"limit": 3}))
-    assert out.text.startswith("Error [INVALID_ARGUMENT]: demo_echo: unknown parameter 'limit'; allowed: cells, count, edits, title")
+    assert out.text.startswith("Error [INVALID_ARGUMENT]: demo_echo: unknown parameter 'limit'; "
+                               "allowed: cells, count, edits, title")
     out = run(runtime.call("demo_crash", {}))
     assert out.is_error and out.text.startswith("Error [INTERNAL]: demo_crash: KeyError")
     assert "/home/someone" not in out.text

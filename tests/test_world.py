@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from envs.canvas_arrange_exam import TASK
-from loca.world import World, content_hash
+from loca.core.world import World, content_hash
 
 PARAMS = {"num_courses": 6}
 

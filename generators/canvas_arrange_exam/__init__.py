@@ -31,14 +31,15 @@ from generators.canvas_arrange_exam.plan import (
     truth_rows,
 )
 from generators.common import create_world, seeded_faker, templates
-from loca.clock import iso_z
-from loca.rng import WorldRng
-from loca.world import World, WorldMeta, content_hash, write_text_atomic
+from loca.core.clock import iso_z
+from loca.core.rng import WorldRng
+from loca.core.world import World, WorldMeta, content_hash, write_text_atomic
+from mock_servers import snapshot_ignore
 from mock_servers.canvas import domain as canvas
 from mock_servers.canvas.models import CanvasCourse, CanvasDiscussionTopic, CanvasEnrollment
+from mock_servers.core import snapshot
 from mock_servers.core.db import bulk_insert
 from mock_servers.core.files import save_workbook
-from mock_servers.core.snapshot import state_digests
 from mock_servers.email import domain as mail
 
 TASK = "canvas_arrange_exam"
@@ -138,7 +139,8 @@ def _course_topics(rng: random.Random, clock: _Clock, c: CoursePlan) -> list[tup
     welcome_at = term_start + timedelta(hours=rng.randint(8, 60))
     course_view = {"name": c.name, "code": c.code, "credits": c.credits, "instructor": c.instructor}
     office = f"Office {rng.randint(100, 499)}, {rng.choice(['Hamilton Hall', 'Baker Hall', 'Turing Hall'])}"
-    hours = f"{rng.choice(['Mondays', 'Tuesdays', 'Wednesdays', 'Thursdays'])} {rng.randint(1, 4)}-{rng.randint(5, 6)} PM"
+    weekday = rng.choice(['Mondays', 'Tuesdays', 'Wednesdays', 'Thursdays'])
+    hours = f"{weekday} {rng.randint(1, 4)}-{rng.randint(5, 6)} PM"
     exam_phrase = None if c.category == "no_final" else c.exam_type.lower()
     topics = [(welcome_at, f"Welcome to {c.code}!", _render(
         "welcome.j2", variant=rng.randrange(3), course=course_view, exam_phrase=exam_phrase,
@@ -341,10 +343,10 @@ def generate(root: Path, params: dict[str, object], seed: int,
     _write_workspace(world)
     db.dispose()
     truth = {"file": OUTPUT_FILE, "sheet": SHEET, "headers": HEADERS, "rows": truth_rows(plan),
-             "writable": [OUTPUT_FILE]}
+             "writable": [OUTPUT_FILE], "servers": SERVERS}
     write_text_atomic(world.truth_dir / "truth.json", json.dumps(truth, indent=1, ensure_ascii=False))
     write_text_atomic(world.truth_dir / "snapshot.json",
-                      json.dumps(state_digests(world, exclude_files=[OUTPUT_FILE]), indent=1))
+                      snapshot.take(world, snapshot_ignore(SERVERS), [OUTPUT_FILE]).model_dump_json(indent=1))
     world.meta.content_hash = content_hash(world)
     world.save()
     return world

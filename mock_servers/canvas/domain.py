@@ -12,17 +12,13 @@ with fields named after their columns; flags in them are SQLite's 0/1."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
-from zoneinfo import available_timezones
 
 from sqlmodel import Session, SQLModel
 
-from loca.clock import iso_z, parse_instant
 from mock_servers.canvas.models import (
     CanvasAccount,
     CanvasAssignment,
@@ -36,12 +32,16 @@ from mock_servers.canvas.models import (
     CanvasSubmission,
     CanvasUser,
 )
+from mock_servers.core import paging, sessions, sql
 from mock_servers.core.auth import hash_password, verify_password
 from mock_servers.core.errors import Code, ToolFailure, denied, invalid, not_found
+from mock_servers.core.times import check_zone
+from mock_servers.core.times import optional_instant as instant
 
 T = TypeVar("T", bound=SQLModel)
 R = TypeVar("R")
 
+SERVER = "canvas"
 ENROLLMENT_TYPES = ("StudentEnrollment", "TeacherEnrollment", "TaEnrollment",
                     "ObserverEnrollment", "DesignerEnrollment")
 ENROLLMENT_STATES = ("active", "invited", "inactive", "completed")
@@ -60,74 +60,11 @@ LETTER_GRADES = ((94.0, "A"), (90.0, "A-"), (87.0, "B+"), (84.0, "B"), (80.0, "B
                  (61.0, "D-"), (0.0, "F"))
 
 
-# ---------------------------------------------------------------- SQL
-
-def _cursor(session: Session) -> sqlite3.Cursor:
-    """A DB-API cursor inside the session's transaction, after flushing pending ORM changes."""
-    if session.new or session.dirty or session.deleted:
-        session.flush()
-    return session.connection().connection.cursor()
-
-
-def _sql(session: Session, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-    """Execute one statement; the cursor gives its rows."""
-    return _cursor(session).execute(statement, params)
-
-
-def _rows(session: Session, row: type[R], statement: str, params: Sequence[Any] = ()) -> list[R]:
-    """The result as rows of a named tuple type."""
-    return list(map(row._make, _sql(session, statement, params)))  # type: ignore[attr-defined]
-
-
-def _first(session: Session, row: type[R], statement: str, params: Sequence[Any]) -> R | None:
-    found = _sql(session, statement, params).fetchone()
-    return None if found is None else row._make(found)  # type: ignore[attr-defined]
-
-
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
-
-
-def _quoted(values: Sequence[str]) -> str:
-    """Constant strings as an SQL list: `'a', 'b'`."""
-    return ", ".join(f"'{v}'" for v in values)
-
-
-def _columns(row: type[tuple[Any, ...]], alias: str) -> str:
-    """The columns of a row type whose fields are named after them: `x.id, x.name, ...`."""
-    return ", ".join(f"{alias}.{name}" for name in row._fields)  # type: ignore[attr-defined]
-
-
-_OPEN = _quoted(OPEN_STATES)
-_STAFF = _quoted(STAFF_TYPES)
+_OPEN = sql.quoted(OPEN_STATES)
+_STAFF = sql.quoted(STAFF_TYPES)
 
 
 # ---------------------------------------------------------------- values
-
-def instant(value: str | datetime | None) -> str | None:
-    """Normalise an instant to the stored form; `None` stays `None`."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return iso_z(value)
-    try:
-        return iso_z(parse_instant(value))
-    except ValueError:
-        raise invalid(f"'{value}' is not an ISO 8601 instant with a time zone") from None
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    """IANA names; `localtime` and `posixrules` would follow the host's zone."""
-    return frozenset(available_timezones()) - {"localtime", "posixrules"}
-
-
-def check_zone(name: str) -> str:
-    """An IANA time zone name, else INVALID_ARGUMENT."""
-    if name not in _zone_names():
-        raise invalid(f"time_zone '{name}' is not an IANA time zone name", hint="e.g. America/New_York")
-    return name
-
 
 def _choice(what: str, value: str, allowed: Sequence[str]) -> str:
     if value not in allowed:
@@ -187,7 +124,7 @@ def enroll(session: Session, *, course_id: int, user_id: int, type: str = "Stude
     """Enroll a user; one enrollment per (user, course, type), else ALREADY_EXISTS."""
     _choice("role", type, ENROLLMENT_TYPES)
     _choice("enrollment_state", state, ENROLLMENT_STATES)
-    if _sql(session, "SELECT 1 FROM canvas_enrollment WHERE course_id = ? AND user_id = ? "
+    if sql.run(session, "SELECT 1 FROM canvas_enrollment WHERE course_id = ? AND user_id = ? "
                      "AND type = ?", (course_id, user_id, type)).fetchone():
         raise ToolFailure(Code.ALREADY_EXISTS,
                           f"user {user_id} already has a {type} in course {course_id}")
@@ -264,8 +201,8 @@ def add_submission(session: Session, *, assignment_id: int, user_id: int,
 def attach_files(session: Session, sub: CanvasSubmission | Submission,
                  file_ids: Iterable[int]) -> None:
     """Make `file_ids` the attachments of the submission's current attempt."""
-    _sql(session, "DELETE FROM canvas_submission_file WHERE submission_id = ?", (sub.id,))
-    _cursor(session).executemany(
+    sql.run(session, "DELETE FROM canvas_submission_file WHERE submission_id = ?", (sub.id,))
+    sql.cursor(session).executemany(
         "INSERT INTO canvas_submission_file (submission_id, file_id) VALUES (?, ?)",
         [(sub.id, file_id) for file_id in dict.fromkeys(file_ids)])
 
@@ -299,8 +236,7 @@ def add_quiz_submission(session: Session, *, quiz_id: int, user_id: int,
 
 def log_in(session: Session, user_id: int | None) -> None:
     """Set the logged-in user (`None` logs out)."""
-    _sql(session, "INSERT INTO canvas_session (id, user_id) VALUES (1, ?) "
-                  "ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id", (user_id,))
+    sessions.log_in(session, SERVER, user_id)
 
 
 # ---------------------------------------------------------------- rows
@@ -417,7 +353,7 @@ class Table(NamedTuple):
 
 
 def _table(row: type[tuple[Any, ...]], name: str) -> Table:
-    return Table(row, _columns(row, "x"), f"{name} x")
+    return Table(row, sql.columns(row, "x"), f"{name} x")
 
 
 USERS = _table(User, "canvas_user")
@@ -447,39 +383,33 @@ class Listing(NamedTuple):
 
 def fetch_all(session: Session, listing: Listing) -> list[Any]:
     """Every row of a listing."""
-    return _rows(session, listing.table.row,
+    return sql.rows(session, listing.table.row,
                  f"{listing.table.select(listing.where)} ORDER BY {listing.order}", listing.params)
 
 
 def paged(session: Session, listing: Listing, page: int, per_page: int,
           render: Callable[[list[Any]], list[dict[str, Any]]]) -> dict[str, Any]:
-    """`{items,page,per_page,total,has_more}` with LIMIT/OFFSET in SQL. COUNT runs only when
-    the page does not tell the total by itself."""
-    offset = (page - 1) * per_page
+    """`{items,page,per_page,total,has_more}`, the page read in SQL."""
     table, where, order, params = listing
-    rows = _rows(session, table.row, f"{table.select(where)} ORDER BY {order} LIMIT ? OFFSET ?",
-                 (*params, per_page, offset))
-    if 0 < len(rows) < per_page or (page == 1 and not rows):
-        total = offset + len(rows)
-    else:
-        total = _sql(session, f"SELECT count(*) FROM {table.tables} WHERE {where}",
-                     params).fetchone()[0]
+    rows, total = paging.fetch_page(
+        session, table.row, f"{table.select(where)} ORDER BY {order}",
+        f"SELECT count(*) FROM {table.tables} WHERE {where}", params, page, per_page)
     return {"items": render(rows), "page": page, "per_page": per_page, "total": total,
             "has_more": page * per_page < total}
 
 
 # ---------------------------------------------------------------- who is asking
 
-_SESSION_USER = USERS.select("x.id = (SELECT user_id FROM canvas_session WHERE id = 1)")
+_SESSION_USER = USERS.select(f"x.id = {sessions.PRINCIPAL}")
 _COURSE_AND_OWN_ENROLLMENTS = (
-    f"SELECT {COURSES.columns}, {_columns(Enrollment, 'e')} FROM {COURSES.tables} "
+    f"SELECT {COURSES.columns}, {sql.columns(Enrollment, 'e')} FROM {COURSES.tables} "
     f"LEFT JOIN canvas_enrollment e ON e.course_id = x.id AND e.user_id = ? "
     f"AND e.enrollment_state IN ({_OPEN}) WHERE x.id = ?")
 
 
 def session_user(session: Session) -> User | None:
     """The logged-in user, if any."""
-    return _first(session, User, _SESSION_USER, ())
+    return sql.first(session, User, _SESSION_USER, (SERVER,))
 
 
 def current_user(session: Session) -> User:
@@ -492,7 +422,7 @@ def current_user(session: Session) -> User:
 
 def check_login(session: Session, login_id: str, password: str) -> User | None:
     """The user when `password` is right for `login_id`, else None."""
-    row = _sql(session, f"SELECT {USERS.columns}, x.password_hash FROM {USERS.tables} "
+    row = sql.run(session, f"SELECT {USERS.columns}, x.password_hash FROM {USERS.tables} "
                         "WHERE x.login_id = ?", (login_id,)).fetchone()
     if row is None or not verify_password(password, row[-1]):
         return None
@@ -500,7 +430,7 @@ def check_login(session: Session, login_id: str, password: str) -> User | None:
 
 
 def user_exists(session: Session, user_id: int) -> bool:
-    found = _sql(session, "SELECT 1 FROM canvas_user WHERE id = ?", (user_id,)).fetchone()
+    found = sql.run(session, "SELECT 1 FROM canvas_user WHERE id = ?", (user_id,)).fetchone()
     return found is not None
 
 
@@ -509,7 +439,7 @@ def update_profile(session: Session, user: User, changes: dict[str, str]) -> Use
     if not set(changes) <= set(PROFILE_FIELDS):
         raise ValueError(f"not profile fields: {sorted(set(changes) - set(PROFILE_FIELDS))}")
     columns = ", ".join(f"{field} = ?" for field in changes)
-    _sql(session, f"UPDATE canvas_user SET {columns} WHERE id = ?", (*changes.values(), user.id))
+    sql.run(session, f"UPDATE canvas_user SET {columns} WHERE id = ?", (*changes.values(), user.id))
     return user._replace(**changes)
 
 
@@ -541,16 +471,16 @@ def _strongest(enrollments: Iterable[Enrollment]) -> dict[int, Enrollment]:
 def own_enrollments(session: Session, user_id: int,
                     course_ids: Sequence[int]) -> dict[int, Enrollment]:
     """The user's strongest open enrollment per course."""
-    return _strongest(_rows(
-        session, Enrollment, f"SELECT {_columns(Enrollment, 'e')} FROM canvas_enrollment e "
+    return _strongest(sql.rows(
+        session, Enrollment, f"SELECT {sql.columns(Enrollment, 'e')} FROM canvas_enrollment e "
                              f"WHERE e.user_id = ? AND e.enrollment_state IN ({_OPEN}) "
-                             f"AND e.course_id IN ({_marks(len(course_ids))})",
+                             f"AND e.course_id IN ({sql.marks(len(course_ids))})",
         (user_id, *course_ids)))
 
 
 def is_student(session: Session, course_id: int, user_id: int) -> bool:
     """Whether the user has a student enrollment (in any state) in the course."""
-    found = _sql(session, "SELECT 1 FROM canvas_enrollment WHERE course_id = ? AND user_id = ? "
+    found = sql.run(session, "SELECT 1 FROM canvas_enrollment WHERE course_id = ? AND user_id = ? "
                           "AND type = 'StudentEnrollment'", (course_id, user_id)).fetchone()
     return found is not None
 
@@ -578,7 +508,7 @@ def course_access(session: Session, user: User, course_id: int) -> CourseAccess:
     """NOT_FOUND for a missing course, PERMISSION_DENIED unless the caller is an admin or has an
     open enrollment (only teachers and TAs enter unpublished courses). One query: the course
     row once per open enrollment of the caller in it."""
-    rows = _sql(session, _COURSE_AND_OWN_ENROLLMENTS, (user.id, course_id)).fetchall()
+    rows = sql.run(session, _COURSE_AND_OWN_ENROLLMENTS, (user.id, course_id)).fetchall()
     if not rows:
         raise not_found(f"course {course_id} not found", hint="see canvas_list_courses")
     split = len(Course._fields)
@@ -612,7 +542,7 @@ def require_active(access: CourseAccess, now_z: str) -> None:
 def in_course(session: Session, table: Table, obj_id: int, access: CourseAccess, what: str) -> Any:
     """An assignment, quiz or topic (`table`) of the course; unpublished ones exist only for
     staff."""
-    row = _first(session, table.row, table.select("x.id = ?"), (obj_id,))
+    row = sql.first(session, table.row, table.select("x.id = ?"), (obj_id,))
     if row is None or row.course_id != access.course.id or not (row.published or access.staff):
         raise not_found(f"{what} {obj_id} not found in course {access.course.id}")
     return row
@@ -631,7 +561,7 @@ def my_courses(user_id: int, now_z: str, include_ended: bool = False) -> Listing
     `include_ended`, also completed enrollments and courses that are completed or past end_at."""
     states = OPEN_STATES if include_ended else ("active",)
     where = ("EXISTS (SELECT 1 FROM canvas_enrollment e WHERE e.course_id = x.id AND e.user_id = ? "
-             f"AND e.enrollment_state IN ({_quoted(states)}) "
+             f"AND e.enrollment_state IN ({sql.quoted(states)}) "
              f"AND (e.type IN ({_STAFF}) OR x.workflow_state != 'unpublished'))")
     if include_ended:
         return Listing(COURSES, where, "x.id", (user_id,))
@@ -641,14 +571,14 @@ def my_courses(user_id: int, now_z: str, include_ended: bool = False) -> Listing
 
 def student_count(session: Session, course_id: int) -> int:
     """Active students of the course."""
-    return _sql(session, "SELECT count(*) FROM canvas_enrollment WHERE course_id = ? AND "
+    return sql.run(session, "SELECT count(*) FROM canvas_enrollment WHERE course_id = ? AND "
                          "type = 'StudentEnrollment' AND enrollment_state = 'active'",
                 (course_id,)).fetchone()[0]
 
 
 def course_students(session: Session, course_id: int) -> list[tuple[int, str]]:
     """(id, name) of the course's students with an open enrollment, by sortable name and id."""
-    return _sql(session, "SELECT u.id, u.name FROM canvas_enrollment e JOIN canvas_user u "
+    return sql.run(session, "SELECT u.id, u.name FROM canvas_enrollment e JOIN canvas_user u "
                          "ON u.id = e.user_id WHERE e.course_id = ? "
                          f"AND e.type = 'StudentEnrollment' AND e.enrollment_state IN ({_OPEN}) "
                          "ORDER BY u.sortable_name, u.id", (course_id,)).fetchall()
@@ -665,21 +595,21 @@ _SUBMIT = (
 
 
 def submission_of(session: Session, assignment_id: int, user_id: int) -> Submission | None:
-    return _first(session, Submission, SUBMISSIONS.select("x.assignment_id = ? AND x.user_id = ?"),
+    return sql.first(session, Submission, SUBMISSIONS.select("x.assignment_id = ? AND x.user_id = ?"),
                   (assignment_id, user_id))
 
 
 def submit(session: Session, *, assignment_id: int, user_id: int, submission_type: str,
            body: str | None, url: str | None, submitted_at: str) -> Submission:
     """Store a new attempt: the first one, or the next over the current one (its grade kept)."""
-    _sql(session, _SUBMIT, (assignment_id, user_id, submission_type, body, url, submitted_at))
+    sql.run(session, _SUBMIT, (assignment_id, user_id, submission_type, body, url, submitted_at))
     return submission_of(session, assignment_id, user_id)  # type: ignore[return-value]
 
 
 def owned_files(session: Session, user_id: int, file_ids: Sequence[int]) -> set[int]:
     """Which of `file_ids` are the user's own files."""
-    return {r[0] for r in _sql(session, "SELECT id FROM canvas_file WHERE user_id = ? AND id IN "
-                                        f"({_marks(len(file_ids))})", (user_id, *file_ids))}
+    return {r[0] for r in sql.run(session, "SELECT id FROM canvas_file WHERE user_id = ? AND id IN "
+                                        f"({sql.marks(len(file_ids))})", (user_id, *file_ids))}
 
 
 # ---------------------------------------------------------------- projections
@@ -707,10 +637,10 @@ def teachers_of(session: Session, course_ids: list[int]) -> dict[int, list[dict[
     """Active teachers per course, by user id, in one query (sorted here: cheaper than
     SQLite's sorter)."""
     out: dict[int, list[dict[str, Any]]] = {cid: [] for cid in course_ids}
-    rows = _sql(session, "SELECT e.course_id, u.id, u.name, u.email FROM canvas_enrollment e "
+    rows = sql.run(session, "SELECT e.course_id, u.id, u.name, u.email FROM canvas_enrollment e "
                          "JOIN canvas_user u ON u.id = e.user_id "
                          "WHERE e.type = 'TeacherEnrollment' AND e.enrollment_state = 'active' "
-                         f"AND e.course_id IN ({_marks(len(course_ids))})", course_ids).fetchall()
+                         f"AND e.course_id IN ({sql.marks(len(course_ids))})", course_ids).fetchall()
     for course_id, uid, name, email in sorted(rows):
         out[course_id].append({"id": uid, "name": name, "email": email})
     return out
@@ -748,7 +678,7 @@ def submission_view(session: Session, a: Assignment, user_id: int,
     """`Submission`; a never-submitted one is an `unsubmitted` placeholder with id null."""
     if sub is None:
         sub = Submission(None, a.id, user_id, "unsubmitted")
-    files = [] if sub.submission_type != "online_upload" else _sql(
+    files = [] if sub.submission_type != "online_upload" else sql.run(
         session, "SELECT f.id, f.display_name FROM canvas_submission_file l JOIN canvas_file f "
                  "ON f.id = l.file_id WHERE l.submission_id = ? ORDER BY f.id", (sub.id,))
     late = bool(sub.submitted_at and a.due_at and sub.submitted_at > a.due_at)
@@ -778,7 +708,7 @@ def topic_view(t: Topic) -> dict[str, Any]:
 
 def entry_views(session: Session, topic_id: int, limit: int) -> list[dict[str, Any]]:
     """The first `limit` replies of a topic, oldest first, with their authors."""
-    rows = _sql(session, "SELECT e.id, e.user_id, u.name, e.message, e.created_at "
+    rows = sql.run(session, "SELECT e.id, e.user_id, u.name, e.message, e.created_at "
                          "FROM canvas_discussion_entry e JOIN canvas_user u ON u.id = e.user_id "
                          "WHERE e.topic_id = ? ORDER BY e.created_at, e.id LIMIT ?",
                 (topic_id, limit))
@@ -834,9 +764,9 @@ def course_score(assignments: list[GradeItem], scores: dict[int, float]) -> dict
 def published_assignments(session: Session, course_ids: list[int]) -> dict[int, list[GradeItem]]:
     """Published assignments per course, by due_at (undated last) and id."""
     out: dict[int, list[GradeItem]] = {cid: [] for cid in course_ids}
-    for item in _rows(session, GradeItem, "SELECT x.id, x.course_id, x.points_possible FROM "
+    for item in sql.rows(session, GradeItem, "SELECT x.id, x.course_id, x.points_possible FROM "
                                           "canvas_assignment x WHERE x.published = 1 AND "
-                                          f"x.course_id IN ({_marks(len(course_ids))}) "
+                                          f"x.course_id IN ({sql.marks(len(course_ids))}) "
                                           f"ORDER BY {BY_DUE}", course_ids):
         out[item.course_id].append(item)
     return out
@@ -845,9 +775,9 @@ def published_assignments(session: Session, course_ids: list[int]) -> dict[int, 
 def marks_of(session: Session, assignment_ids: list[int],
              user_ids: list[int]) -> dict[tuple[int, int], Mark]:
     """Scored submissions keyed by (assignment id, user id)."""
-    rows = _sql(session, "SELECT assignment_id, user_id, score, grade FROM canvas_submission "
-                         f"WHERE assignment_id IN ({_marks(len(assignment_ids))}) AND user_id "
-                         f"IN ({_marks(len(user_ids))}) AND score IS NOT NULL",
+    rows = sql.run(session, "SELECT assignment_id, user_id, score, grade FROM canvas_submission "
+                         f"WHERE assignment_id IN ({sql.marks(len(assignment_ids))}) AND user_id "
+                         f"IN ({sql.marks(len(user_ids))}) AND score IS NOT NULL",
                 (*assignment_ids, *user_ids))
     return {(aid, uid): Mark(score, grade) for aid, uid, score, grade in rows}
 
@@ -855,7 +785,7 @@ def marks_of(session: Session, assignment_ids: list[int],
 def upcoming(session: Session, courses: Listing, now_z: str, limit: int) -> list[dict[str, Any]]:
     """Published assignments due after `now_z` in the courses of a `COURSES` listing, soonest
     first (then id), each with its course."""
-    rows = _sql(session, f"SELECT {_columns(Assignment, 'a')}, {COURSES.columns} FROM "
+    rows = sql.run(session, f"SELECT {sql.columns(Assignment, 'a')}, {COURSES.columns} FROM "
                          "canvas_assignment a JOIN canvas_course x ON x.id = a.course_id "
                          f"WHERE ({courses.where}) AND a.published = 1 AND a.due_at > ? "
                          "ORDER BY a.due_at, a.id LIMIT ?", (*courses.params, now_z, limit))

@@ -79,13 +79,6 @@ class CanvasDiscussionEntry(SQLModel, table=True):
     created_at: str
 
 
-class CanvasSession(SQLModel, table=True):
-    """The logged-in user (a row, so a restarted server process keeps it)."""
-
-    __tablename__ = "canvas_session"
-    id: int = Field(default=1, primary_key=True)
-    user_id: int | None = Field(default=None, foreign_key="canvas_user.id")
-
 
 class CanvasAssignment(SQLModel, table=True):
     """`submission_types` is a comma-separated list of online_text_entry / online_url /

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from loca.clock import iso_z
+from loca.core.clock import iso_z
 from mock_servers.canvas import domain
 from mock_servers.core.errors import Code, ToolFailure, denied, invalid, not_found
 from mock_servers.core.toolkit import Call, Toolbox

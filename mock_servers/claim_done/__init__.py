@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loca.clock import iso_z
+from loca.core.clock import iso_z
 from mock_servers.core.models import ClaimRecord
 from mock_servers.core.toolkit import Call, Toolbox
 

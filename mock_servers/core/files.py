@@ -11,7 +11,7 @@ from pathlib import Path
 from openpyxl import Workbook
 from openpyxl.writer.excel import ExcelWriter
 
-from loca.world import World, write_bytes_atomic
+from loca.core.world import World, write_bytes_atomic
 from mock_servers.core.errors import denied, invalid
 
 DISPLAY_ROOT = "/workspace"

@@ -19,3 +19,12 @@ class ClaimRecord(SQLModel, table=True):
     __tablename__ = "core_claim"
     id: int = Field(default=1, primary_key=True)
     claimed_at: str
+
+
+class LoginSession(SQLModel, table=True):
+    """Who is logged in to each server that has users (one row per server; a null principal
+    means logged out). Kept in the world, so a restarted server process keeps the login."""
+
+    __tablename__ = "core_session"
+    server: str = Field(primary_key=True)
+    principal_id: int | None = None

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-_LIST_KEYS = ("items", "emails", "drafts", "values", "rows", "data", "entities", "results")
-
 
 def dump_json(obj: Any) -> str:
     """Compact, UTF-8, key order as built, no NaN."""
@@ -23,14 +21,15 @@ def _truncate_strings(obj: Any, limit: int) -> Any:
     return obj
 
 
-def cap_json(obj: Any, max_chars: int) -> str:
-    """Serialise `obj` within `max_chars`: cut a paged list at an item boundary (with a notice
-    and `has_more`), else shorten the longest strings. Never cuts mid-structure."""
+def cap_json(obj: Any, max_chars: int, list_keys: tuple[str, ...] = ("items",)) -> str:
+    """Serialise `obj` within `max_chars`: cut the list under the first of `list_keys` it has at an
+    item boundary (with a notice and `has_more`), else shorten the longest strings. Never cuts
+    mid-structure."""
     text = dump_json(obj)
     if len(text) <= max_chars:
         return text
     if isinstance(obj, dict):
-        key = next((k for k in _LIST_KEYS if isinstance(obj.get(k), list)), None)
+        key = next((k for k in list_keys if isinstance(obj.get(k), list)), None)
         if key is not None:
             items = obj[key]
             lo, hi = 0, len(items)

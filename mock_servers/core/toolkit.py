@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import logging
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -34,7 +34,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError as PydanticValidationError
 from sqlmodel import Session
 
-from loca.world import World
+from loca.core.world import World
 from mock_servers.core.db import Database
 from mock_servers.core.errors import (
     Code,
@@ -101,9 +101,16 @@ class ToolOutcome:
 class Toolbox:
     """The tool definitions of one server."""
 
-    def __init__(self, server: str, instructions: str = "") -> None:
+    def __init__(self, server: str, instructions: str = "", *,
+                 list_keys: tuple[str, ...] = ("items",),
+                 snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None) -> None:
+        """`list_keys`: the keys under which this server's envelopes hold their lists (the
+        output cap cuts there). `snapshot_ignore`: table -> columns an agent may change without
+        a side effect (None: the whole table), for `no_side_effects`."""
         self.server = server
         self.instructions = instructions
+        self.list_keys = list_keys
+        self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})
         self.defs: dict[str, ToolDef] = {}
         self._templates: dict[tuple[str, str, str], Tool] = {}
 
@@ -200,7 +207,7 @@ class ServerRuntime:
                 result = tdef.fn(call, **kwargs)
                 if isinstance(result, str):
                     return cap_text(result, call.max_output_chars, tdef.narrow_hint)
-                return cap_json(result, call.max_output_chars)
+                return cap_json(result, call.max_output_chars, self.toolbox.list_keys)
         except ToolFailure as exc:
             raise ToolError(format_error(tdef.name, exc.code, exc.message, exc.hint)) from None
         except Exception as exc:  # a bug: report it, never crash the server

@@ -23,11 +23,13 @@ from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from loca.clock import iso_z, parse_instant
+from mock_servers.core import sessions, sql
 from mock_servers.core.auth import hash_password, verify_password
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
+from mock_servers.core.times import instant
 from mock_servers.email.models import DEFAULT_FOLDERS, EmailAccount, EmailDraft
 
+SERVER = "email"
 INBOX, SENT, TRASH = "INBOX", "Sent", "Trash"
 ALL_FOLDERS = "ALL"
 MAX_MESSAGE_BYTES = 25 * 1024 * 1024
@@ -65,24 +67,6 @@ class Folder(NamedTuple):
     system: bool
 
 
-# --- SQL --------------------------------------------------------------------------------------
-
-def _cursor(session: Session) -> Any:
-    """A DB-API cursor inside the session's transaction, after flushing pending ORM changes."""
-    if session.new or session.dirty or session.deleted:
-        session.flush()
-    return session.connection().connection.cursor()
-
-
-def _sql(session: Session, statement: str, params: Sequence[Any] = ()) -> Any:
-    """Execute one statement; the cursor gives rows, `rowcount` and `lastrowid`."""
-    return _cursor(session).execute(statement, params)
-
-
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
-
-
 # --- values -----------------------------------------------------------------------------------
 
 def split_address(raw: str) -> tuple[str | None, str]:
@@ -112,15 +96,6 @@ def parse_addresses(value: str | Iterable[str] | None) -> list[str]:
     return list(dict.fromkeys(normalize_address(p) for p in parts if p.strip()))
 
 
-def instant(value: str | datetime) -> str:
-    """A stored instant `YYYY-MM-DDTHH:MM:SSZ` from an aware datetime or an ISO 8601 string."""
-    try:
-        return iso_z(value if isinstance(value, datetime) else parse_instant(value))
-    except (TypeError, ValueError):
-        raise invalid(f"'{value}' is not an instant with a time zone, "
-                      "e.g. 2025-01-15T10:00:00Z") from None
-
-
 def content_type_for(filename: str) -> str:
     """A MIME type from the file extension (a fixed table: the same on every machine)."""
     return _CONTENT_TYPES.get(PurePosixPath(filename.lower()).suffix, "application/octet-stream")
@@ -141,7 +116,7 @@ def display_from(address: str, name: str | None) -> str:
 # --- accounts and session -------------------------------------------------------------------
 
 def find_account(session: Session, address: str) -> Account | None:
-    row = _sql(session, "SELECT id, address, name FROM email_account WHERE address = ?",
+    row = sql.run(session, "SELECT id, address, name FROM email_account WHERE address = ?",
                (normalize_address(address),)).fetchone()
     return Account(*row) if row else None
 
@@ -157,7 +132,7 @@ def add_account(session: Session, *, address: str, name: str, password: str, sal
                            created_at=instant(created_at))
     session.add(account)
     session.flush()
-    _cursor(session).executemany(
+    sql.cursor(session).executemany(
         "INSERT INTO email_folder (account_id, name, system) VALUES (?, ?, 1)",
         [(account.id, folder) for folder in DEFAULT_FOLDERS])
     forget_lookups(session)
@@ -166,7 +141,7 @@ def add_account(session: Session, *, address: str, name: str, password: str, sal
 
 def check_login(session: Session, address: str, password: str) -> Account | None:
     """The account when `password` is right for `address`, else None."""
-    row = _sql(session, "SELECT id, address, name, password_hash FROM email_account "
+    row = sql.run(session, "SELECT id, address, name, password_hash FROM email_account "
                         "WHERE address = ?", (address.strip().lower(),)).fetchone()
     if row is None or not verify_password(password, row[3]):
         return None
@@ -175,25 +150,22 @@ def check_login(session: Session, address: str, password: str) -> Account | None
 
 def log_in(session: Session, account_id: int) -> None:
     """Make `account_id` the logged-in account (also how worlds set up auto-login)."""
-    _sql(session, "INSERT INTO email_session (id, account_id) VALUES (1, ?) "
-                  "ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id",
-         (account_id,))
+    sessions.log_in(session, SERVER, account_id)
 
 
 def log_out(session: Session) -> bool:
     """Clear the login; False when nobody was logged in."""
-    return _sql(session, "UPDATE email_session SET account_id = NULL "
-                         "WHERE id = 1 AND account_id IS NOT NULL").rowcount > 0
+    return sessions.log_out(session, SERVER)
 
 
 def current_account(session: Session) -> Account | None:
-    row = _sql(session, "SELECT a.id, a.address, a.name FROM email_session s "
-                        "JOIN email_account a ON a.id = s.account_id WHERE s.id = 1").fetchone()
+    row = sql.run(session, "SELECT id, address, name FROM email_account "
+                           f"WHERE id = {sessions.PRINCIPAL}", (SERVER,)).fetchone()
     return Account(*row) if row else None
 
 
 def list_accounts(session: Session) -> list[Account]:
-    return [Account(*r) for r in _sql(
+    return [Account(*r) for r in sql.run(
         session, "SELECT id, address, name FROM email_account ORDER BY address, id")]
 
 
@@ -201,7 +173,7 @@ def list_accounts(session: Session) -> list[Account]:
 
 def find_folder(session: Session, account_id: int, name: str) -> Folder | None:
     """The account's folder called `name` (case-insensitive)."""
-    row = _sql(session, "SELECT id, name, system FROM email_folder "
+    row = sql.run(session, "SELECT id, name, system FROM email_folder "
                         "WHERE account_id = ? AND lower(name) = lower(?)",
                (account_id, name.strip())).fetchone()
     return Folder(row[0], row[1], bool(row[2])) if row else None
@@ -217,7 +189,7 @@ def add_folder(session: Session, account_id: int, name: str) -> Folder:
     existing = find_folder(session, account_id, clean)
     if existing is not None:
         raise ToolFailure(Code.ALREADY_EXISTS, f"folder '{existing.name}' already exists")
-    cursor = _sql(session, "INSERT INTO email_folder (account_id, name, system) VALUES (?, ?, 0)",
+    cursor = sql.run(session, "INSERT INTO email_folder (account_id, name, system) VALUES (?, ?, 0)",
                   (account_id, clean))
     forget_lookups(session)
     return Folder(cursor.lastrowid, clean, False)
@@ -229,9 +201,9 @@ def remove_folder(session: Session, account_id: int, folder: Folder) -> int:
     if folder.system:
         raise ToolFailure(Code.FAILED_PRECONDITION,
                           f"'{folder.name}' is a default folder and cannot be deleted")
-    moved = _sql(session, "UPDATE email_message SET folder_id = ? WHERE folder_id = ?",
+    moved = sql.run(session, "UPDATE email_message SET folder_id = ? WHERE folder_id = ?",
                  (_trash(session, account_id), folder.id)).rowcount
-    _sql(session, "DELETE FROM email_folder WHERE id = ?", (folder.id,))
+    sql.run(session, "DELETE FROM email_folder WHERE id = ?", (folder.id,))
     forget_lookups(session)
     return moved
 
@@ -248,7 +220,7 @@ def folder_stats(session: Session, account_id: int,
     """`{name,total,unread}` per folder of the account (or just `folder_id`), in creation order."""
     scope, params = ("f.id = ?", (folder_id,)) if folder_id is not None else \
         ("f.account_id = ?", (account_id,))
-    rows = _sql(session, "SELECT f.name, count(m.id), count(CASE WHEN m.read = 0 THEN 1 END) "
+    rows = sql.run(session, "SELECT f.name, count(m.id), count(CASE WHEN m.read = 0 THEN 1 END) "
                          "FROM email_folder f LEFT JOIN email_message m ON m.folder_id = f.id "
                          f"WHERE {scope} GROUP BY f.id ORDER BY f.id", params)
     return [{"name": n, "total": t, "unread": u} for n, t, u in rows]
@@ -304,9 +276,9 @@ class _Lookups:
         missing = [a for a in dict.fromkeys(addresses) if a not in self.boxes]
         if missing:
             self.boxes.update(dict.fromkeys(missing))
-            rows = _sql(self.session, "SELECT a.address, a.id, f.name, f.id FROM email_account a "
+            rows = sql.run(self.session, "SELECT a.address, a.id, f.name, f.id FROM email_account a "
                                       "JOIN email_folder f ON f.account_id = a.id "
-                                      f"WHERE a.address IN ({_marks(len(missing))})", missing)
+                                      f"WHERE a.address IN ({sql.marks(len(missing))})", missing)
             for address, account_id, folder_name, folder_id in rows:
                 box = self.boxes[address] or _Mailbox(address, account_id, {})
                 box.folders[folder_name.lower()] = folder_id
@@ -328,7 +300,7 @@ def forget_lookups(session: Session) -> None:
 
 def next_message_id(session: Session, sender: str, date: str) -> str:
     """A new RFC 5322 Message-ID from the world's counter, the date and the sender's domain."""
-    issued = _sql(session, "INSERT INTO email_counter (id, issued) VALUES (1, 1) "
+    issued = sql.run(session, "INSERT INTO email_counter (id, issued) VALUES (1, 1) "
                            "ON CONFLICT (id) DO UPDATE SET issued = issued + 1 "
                            "RETURNING issued").fetchone()[0]
     stamp = date.replace("-", "").replace(":", "").rstrip("Z")
@@ -346,7 +318,7 @@ def check_size(total: int) -> None:
 _MESSAGE_COLUMNS = ("account_id", "folder_id", "message_id", "in_reply_to", "from_addr",
                     "from_name", "date", "subject", "body", "html_body", "read", "important")
 _INSERT_MESSAGE = (f"INSERT INTO email_message ({', '.join(_MESSAGE_COLUMNS)}) "
-                   f"VALUES ({_marks(len(_MESSAGE_COLUMNS))})")
+                   f"VALUES ({sql.marks(len(_MESSAGE_COLUMNS))})")
 
 
 def _store(session: Session, rows: list[dict[str, Any]],
@@ -354,7 +326,7 @@ def _store(session: Session, rows: list[dict[str, Any]],
            attachments: Sequence[Attachment]) -> list[int]:
     """Insert message copies with their (kind, address) recipients and the attachments.
     Returns the new row ids in the order of `rows`."""
-    cursor = _cursor(session)
+    cursor = sql.cursor(session)
     pks: list[int] = []
     for row in rows:
         cursor.execute(_INSERT_MESSAGE, [row[c] for c in _MESSAGE_COLUMNS])
@@ -457,12 +429,12 @@ def _project(session: Session, rows: Sequence[tuple[Any, ...]]) -> list[dict[str
     people: dict[int, dict[str, list[str]]] = defaultdict(lambda: {"to": [], "cc": [], "bcc": []})
     files: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if pks:
-        marks = _marks(len(pks))
-        for pk, kind, address in _sql(session, "SELECT message_pk, kind, address FROM "
+        marks = sql.marks(len(pks))
+        for pk, kind, address in sql.run(session, "SELECT message_pk, kind, address FROM "
                                                f"email_recipient WHERE message_pk IN ({marks}) "
                                                "ORDER BY id", pks):
             people[pk][kind].append(address)
-        for pk, filename, size, content_type in _sql(
+        for pk, filename, size, content_type in sql.run(
                 session, "SELECT message_pk, filename, size, content_type FROM email_attachment "
                          f"WHERE message_pk IN ({marks}) ORDER BY id", pks):
             files[pk].append({"filename": filename, "size": size, "content_type": content_type})
@@ -484,8 +456,8 @@ def emails_by_pk(session: Session, account_id: int, pks: Sequence[int]) -> list[
     """The account's messages among `pks` as `Email` objects, in the order of `pks`."""
     if not pks:
         return []
-    rows = _sql(session, f"{_SELECT_EMAIL} WHERE m.account_id = ? AND m.id IN "
-                         f"({_marks(len(pks))})", [account_id, *pks]).fetchall()
+    rows = sql.run(session, f"{_SELECT_EMAIL} WHERE m.account_id = ? AND m.id IN "
+                         f"({sql.marks(len(pks))})", [account_id, *pks]).fetchall()
     order = {pk: i for i, pk in enumerate(pks)}
     return _project(session, sorted(rows, key=lambda r: order[r[0]]))
 
@@ -499,15 +471,15 @@ def list_emails(session: Session, account_id: int, *, folder_id: int | None = No
     scope, params = ("m.folder_id = ?", [folder_id]) if folder_id is not None else \
         ("m.account_id = ?", [account_id])
     if query:  # one scan of the matching rows gives both the total and the page
-        pks = [r[0] for r in _sql(session, f"SELECT m.id FROM email_message m WHERE {scope} "
+        pks = [r[0] for r in sql.run(session, f"SELECT m.id FROM email_message m WHERE {scope} "
                                            f"AND {_MATCH} {_NEWEST_FIRST}",
                                   [*params, *[_like_pattern(query)] * 5])]
         return emails_by_pk(session, account_id, pks[offset:offset + limit]), len(pks)
-    total = _sql(session, f"SELECT count(*) FROM email_message m WHERE {scope}",
+    total = sql.run(session, f"SELECT count(*) FROM email_message m WHERE {scope}",
                  params).fetchone()[0]
     if offset >= total:
         return [], total
-    rows = _sql(session, f"{_SELECT_EMAIL} WHERE {scope} {_NEWEST_FIRST} LIMIT ? OFFSET ?",
+    rows = sql.run(session, f"{_SELECT_EMAIL} WHERE {scope} {_NEWEST_FIRST} LIMIT ? OFFSET ?",
                 [*params, limit, offset]).fetchall()
     return _project(session, rows), total
 
@@ -516,18 +488,18 @@ def owned(session: Session, account_id: int, pks: Sequence[int]) -> dict[int, in
     """Which of `pks` belong to the account: row id -> folder id."""
     if not pks:
         return {}
-    return dict(_sql(session, "SELECT id, folder_id FROM email_message WHERE account_id = ? "
-                              f"AND id IN ({_marks(len(pks))})", [account_id, *pks]))
+    return dict(sql.run(session, "SELECT id, folder_id FROM email_message WHERE account_id = ? "
+                              f"AND id IN ({sql.marks(len(pks))})", [account_id, *pks]))
 
 
 def sender_of(session: Session, pk: int) -> str:
     """The sender address of one message copy."""
-    return _sql(session, "SELECT from_addr FROM email_message WHERE id = ?", (pk,)).fetchone()[0]
+    return sql.run(session, "SELECT from_addr FROM email_message WHERE id = ?", (pk,)).fetchone()[0]
 
 
 def attachments_of(session: Session, pk: int) -> list[Attachment]:
     """The attachments of one message copy, with their bytes."""
-    return [Attachment(*r) for r in _sql(
+    return [Attachment(*r) for r in sql.run(
         session, "SELECT filename, content_type, data FROM email_attachment "
                  "WHERE message_pk = ? ORDER BY id", (pk,))]
 
@@ -536,7 +508,7 @@ def attachments_of(session: Session, pk: int) -> list[Attachment]:
 
 def move_messages(session: Session, pks: Sequence[int], folder_id: int) -> None:
     if pks:
-        _sql(session, f"UPDATE email_message SET folder_id = ? WHERE id IN ({_marks(len(pks))})",
+        sql.run(session, f"UPDATE email_message SET folder_id = ? WHERE id IN ({sql.marks(len(pks))})",
              [folder_id, *pks])
 
 
@@ -545,17 +517,17 @@ def set_flag(session: Session, pks: Sequence[int], flag: str, value: bool) -> No
     if flag not in ("read", "important"):
         raise ValueError(f"unknown flag {flag!r}")
     if pks:
-        _sql(session, f"UPDATE email_message SET {flag} = ? WHERE id IN ({_marks(len(pks))})",
+        sql.run(session, f"UPDATE email_message SET {flag} = ? WHERE id IN ({sql.marks(len(pks))})",
              [value, *pks])
 
 
 def purge_messages(session: Session, pks: Sequence[int]) -> None:
     """Delete message copies for good, with their recipients and attachments."""
     if pks:
-        marks = _marks(len(pks))
-        _sql(session, f"DELETE FROM email_recipient WHERE message_pk IN ({marks})", pks)
-        _sql(session, f"DELETE FROM email_attachment WHERE message_pk IN ({marks})", pks)
-        _sql(session, f"DELETE FROM email_message WHERE id IN ({marks})", pks)
+        marks = sql.marks(len(pks))
+        sql.run(session, f"DELETE FROM email_recipient WHERE message_pk IN ({marks})", pks)
+        sql.run(session, f"DELETE FROM email_attachment WHERE message_pk IN ({marks})", pks)
+        sql.run(session, f"DELETE FROM email_message WHERE id IN ({marks})", pks)
 
 
 def discard(session: Session, account_id: int, pks: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -613,9 +585,9 @@ def draft_view(draft: EmailDraft | _DraftRow) -> dict[str, Any]:
 def list_drafts(session: Session, account_id: int, *, limit: int,
                 offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """One page of the account's drafts, most recently updated first; plus the total."""
-    total = _sql(session, "SELECT count(*) FROM email_draft WHERE account_id = ?",
+    total = sql.run(session, "SELECT count(*) FROM email_draft WHERE account_id = ?",
                  (account_id,)).fetchone()[0]
-    rows = _sql(session, 'SELECT id, subject, body, html_body, "to", cc, bcc, updated_at '
+    rows = sql.run(session, 'SELECT id, subject, body, html_body, "to", cc, bcc, updated_at '
                          "FROM email_draft WHERE account_id = ? "
                          "ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
                 (account_id, limit, offset))

@@ -81,13 +81,6 @@ class EmailDraft(SQLModel, table=True):
     updated_at: str
 
 
-class EmailSession(SQLModel, table=True):
-    """The logged-in account (a row, so a restarted server process keeps it)."""
-
-    __tablename__ = "email_session"
-    id: int = Field(default=1, primary_key=True)
-    account_id: int | None = Field(default=None, foreign_key="email_account.id")
-
 
 class EmailCounter(SQLModel, table=True):
     """How many Message-IDs the world has issued (the sequence they derive from)."""

@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from loca.clock import iso_z
-from loca.rng import derive_seed
-from loca.world import write_bytes_atomic
+from loca.core.clock import iso_z
+from loca.core.rng import derive_seed
+from loca.core.world import write_bytes_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve
 from mock_servers.core.toolkit import Call, Toolbox
@@ -20,7 +20,9 @@ from mock_servers.email import domain
 from mock_servers.email.domain import ALL_FOLDERS, INBOX, Account, Attachment, Folder
 from mock_servers.email.models import EmailDraft
 
-toolbox = Toolbox("email", instructions="An e-mail account: folders, messages, drafts and "
+toolbox = Toolbox("email", list_keys=("emails", "drafts", "folders", "users"),
+                  snapshot_ignore={"email_message": frozenset({"read"}), "email_counter": None},
+                  instructions="An e-mail account: folders, messages, drafts and "
                   "attachments. Log in first unless the world logs you in.")
 build = toolbox.build
 
@@ -360,7 +362,7 @@ def reply_email(call: Call, email_id: EmailId, body: Body, html_body: HtmlBody =
                  in_reply_to=original["message_id"])
 
 
-def _quoted(original: dict[str, Any]) -> str:
+def _forwarded(original: dict[str, Any]) -> str:
     lines = ["---------- Forwarded message ---------", f"From: {original['from']}",
              f"Date: {original['date']}", f"Subject: {original['subject']}",
              f"To: {', '.join(original['to'])}"]
@@ -382,7 +384,7 @@ def forward_email(call: Call, email_id: EmailId,
     me = _me(call)
     pk = _email_pk(call, me, email_id)
     original = _email(call, me, pk)
-    quoted = _quoted(original)
+    quoted = _forwarded(original)
     subject = original["subject"]
     return _send(call, me, to=_addresses(to, "to"), cc=_addresses(cc, "cc"),
                  bcc=_addresses(bcc, "bcc"),

@@ -40,7 +40,7 @@ from mock_servers.excel.workbook import (
     worksheet,
 )
 
-toolbox = Toolbox("excel", instructions=(
+toolbox = Toolbox("excel", list_keys=("values", "ranges", "rules", "sheets"), instructions=(
     f"Excel workbooks (.xlsx/.xlsm) under {DISPLAY_ROOT}. Cells use A1 notation; rows and "
     "columns are 1-based."))
 build = toolbox.build

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loca.clock import iso_z
-from loca.world import write_text_atomic
+from loca.core.clock import iso_z
+from loca.core.world import write_text_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import DISPLAY_ROOT, display, resolve
 from mock_servers.core.output import dump_json

@@ -23,7 +23,7 @@ from collections.abc import (
 )
 from typing import Any
 
-from envs.actions import ScriptFn, ToolReply, ToolRequest
+from loca.core.script import ScriptFn, ToolReply, ToolRequest
 from scaffolds.accounting import message_tokens
 from scaffolds.clients.base import Attempt, GenerateRequest, GenerateResult, LLMCallError, Usage
 from scaffolds.messages import Message, TextPart, ToolCallPart, assistant_message

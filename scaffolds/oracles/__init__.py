@@ -8,7 +8,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from envs.actions import Script, ScriptFn, ToolRequest, resolve_tool
+from loca.core.script import Script, ScriptFn, ToolRequest, resolve_tool
 
 
 def noop(instruction: str, tools: list[dict[str, Any]]) -> Script:

@@ -10,8 +10,8 @@ from datetime import date, datetime
 from functools import partial
 from typing import Any
 
-from envs.actions import Script, ToolRequest, resolve_tool
 from envs.canvas_arrange_exam import read_everything
+from loca.core.script import Script, ToolRequest, resolve_tool
 
 SUFFIX = re.compile(r"-\d+$")
 TBD = "TBD"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loca.clock import VirtualClock, parse_instant
+from loca.core.clock import VirtualClock, parse_instant
 
 WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 
@@ -12,14 +12,14 @@ def parse_instant(value: str) -> datetime:
     parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if parsed.tzinfo is None:
         raise ValueError(f"instant without a time zone: {value!r}")
-    return parsed.astimezone(timezone.utc)
+    return parsed.astimezone(UTC)
 
 
 def iso_z(moment: datetime) -> str:
     """Format an aware datetime as UTC ISO 8601 with a `Z` suffix, to the second."""
     if moment.tzinfo is None:
         raise ValueError("naive datetime")
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class VirtualClock:
 
     def at(self, writes: int = 0) -> datetime:
         """The instant after `writes` committed write calls, in UTC."""
-        return (self.t0 + timedelta(seconds=self.tick_s * writes)).astimezone(timezone.utc)
+        return (self.t0 + timedelta(seconds=self.tick_s * writes)).astimezone(UTC)
 
     def local(self, moment: datetime) -> datetime:
         """`moment` seen in the world's zone."""

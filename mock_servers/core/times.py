@@ -1,0 +1,38 @@
+"""Instants and time zones as tools take and store them: stored instants are UTC
+`YYYY-MM-DDTHH:MM:SSZ`; arguments are parsed, never string-compared."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from zoneinfo import available_timezones
+
+from loca.core.clock import iso_z, parse_instant
+from mock_servers.core.errors import invalid
+
+
+def instant(value: str | datetime) -> str:
+    """The stored form of an aware datetime or an ISO 8601 string with `Z` or an offset."""
+    try:
+        return iso_z(value if isinstance(value, datetime) else parse_instant(value))
+    except (TypeError, ValueError, OverflowError):
+        raise invalid(f"'{value}' is not an ISO 8601 instant with a time zone, "
+                      "e.g. 2025-01-15T10:00:00Z") from None
+
+
+def optional_instant(value: str | datetime | None) -> str | None:
+    """`instant`, with `None` kept."""
+    return None if value is None else instant(value)
+
+
+@lru_cache(maxsize=1)
+def _zone_names() -> frozenset[str]:
+    """IANA names; `localtime` and `posixrules` would follow the host's zone."""
+    return frozenset(available_timezones()) - {"localtime", "posixrules"}
+
+
+def check_zone(name: str, what: str = "time_zone") -> str:
+    """An IANA time zone name, else INVALID_ARGUMENT."""
+    if name not in _zone_names():
+        raise invalid(f"{what} '{name}' is not an IANA time zone name", hint="e.g. America/New_York")
+    return name

@@ -23,7 +23,7 @@ from typing import Any
 
 import envs  # noqa: F401
 from envs.canvas_arrange_exam import TASK, CanvasArrangeExamEnv
-from loca.calibration import calibrate_one, params_for
+from envs.core.calibration import calibrate_one, params_for
 from loca.core.lengths import TIERS, parse_length
 from loca.episode import run_episode
 from loca.runner import RunConfig, execute

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import date, datetime, time
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
 
 _WS = re.compile(r"\s+")
@@ -77,3 +78,41 @@ def as_time(value: object) -> time | None:
 
 def is_tbd(value: object) -> bool:
     return Si(value) == "tbd"
+
+
+def T(value: object) -> datetime | None:
+    """An instant: ISO 8601 text with `Z` or an offset (or an aware datetime), in UTC; naive
+    values are rejected (None)."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        text = S(value)
+        if not text:
+            return None
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        return None
+    return moment.astimezone(UTC)
+
+
+def _same(norm: Callable[[object], object]) -> Callable[[object, object], bool]:
+    def compare(got: object, want: object) -> bool:
+        value = norm(got)
+        return value is not None and value == norm(want)
+    return compare
+
+
+# normalisation name (as in loca.core.outputs.NORMS) -> equality of an agent value and an expected one
+COMPARE: dict[str, Callable[[object, object], bool]] = {
+    "S": lambda g, w: S(g) == S(w),
+    "Si": lambda g, w: Si(g) == Si(w),
+    "E": lambda g, w: E(g) == E(w),
+    "N": _same(N),
+    "I": _same(I),
+    "T": _same(T),
+    "date": _same(as_date),
+    "time": _same(as_time),
+}

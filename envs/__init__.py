@@ -1,10 +1,7 @@
-"""Gymnasium environments, one module per task; importing this package registers them as
-`loca/<TaskName>-v<k>`."""
+"""Gymnasium environments: one module per task holds its `TaskSpec`; one env class
+(`envs.core.env.LocaEnv`) serves them all. Importing this package registers every task as
+`loca/<TaskName>-v<version>`."""
 
-from gymnasium.envs.registration import register, registry
+from envs.core.registry import register_gym_ids
 
-_ENVS = {"loca/CanvasArrangeExam-v0": "envs.canvas_arrange_exam:CanvasArrangeExamEnv"}
-
-for _env_id, _entry in _ENVS.items():
-    if _env_id not in registry:
-        register(id=_env_id, entry_point=_entry)
+register_gym_ids()

@@ -3,16 +3,31 @@ instructor e-mails into `exam_schedule.xlsx`."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import checkers.canvas_arrange_exam as checker
-import generators.canvas_arrange_exam as generator
-from envs.base import LocaEnv
-from loca.core.script import Script, ToolReply, ToolRequest, resolve_tool
-from loca.core.world import World
-from loca.registry import Scale, TaskSpec
+from loca.core.outputs import Column, TableFile
+from loca.core.script import Script, Tools, Turn, paged
+from loca.core.task import Scale, TaskSpec
+
+if TYPE_CHECKING:
+    from loca.core.world import World
+
+SCHEDULE = TableFile(
+    file="exam_schedule.xlsx",
+    sheet="Sheet1",
+    columns=(
+        Column("Course Code", "Si"), Column("Course Name", "Si"), Column("Proctor Name", "Si"),
+        Column("Proctor Email", "E"), Column("Open-book/Closed-book", "Si"),
+        Column("Final Date (MM/DD/YYYY)", "date"), Column("Start Time (HH:MM)", "time"),
+        Column("Duration (minutes)", "I"), Column("Location", "Si"),
+        Column("Information Source(Announcement/Email/Message)", "Si"), Column("Course Credit", "I"),
+    ),
+    key=("Course Code",),
+)
+TBD = "TBD"
+# The pagination trap: a key e-mail and course lie beyond the first page of this size, the
+# smallest page the oracle asks for (its first-page mutant reads only that page).
+TRAP_PAGE = 10
 
 INSTRUCTION = """\
 Today is {today}; all times are local campus time. You are logged in to Canvas and to my mailbox. \
@@ -30,74 +45,46 @@ stated in the course's welcome announcement. Write `TBD` in any cell whose value
 released. Sort by Final Date, then Start Time, earliest first; rows whose date is `TBD` come last, \
 ordered by Course Code. Change nothing else."""
 
+
 def instruction(world: World) -> str:
     local = world.clock.local(world.clock.at(0))
     today = f"{local:%A}, {local:%B} {local.day}, {local.year}"
-    return INSTRUCTION.format(today=today, file=generator.OUTPUT_FILE)
+    return INSTRUCTION.format(today=today, file=SCHEDULE.file)
 
 
-def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: str, size: int,
-          first_page_only: bool = False) -> Generator[list[ToolRequest], list[ToolReply], list[list[Any]]]:
-    """Every item of one paged listing per argument set (canvas `has_more` or e-mail
-    `total_pages` envelopes). Each turn asks the next page of every unfinished listing at once,
-    as parallel calls."""
-    items: list[list[Any]] = [[] for _ in arg_sets]
-    pending = list(range(len(arg_sets)))
-    page = 1
-    while pending:
-        replies = yield [ToolRequest(tool, {**arg_sets[i], "page": page, size_key: size}) for i in pending]
-        still = []
-        for i, reply in zip(pending, replies, strict=True):
-            if reply.is_error:
-                raise RuntimeError(f"{tool} failed: {reply.text}")
-            data = json.loads(reply.text)
-            items[i].extend(data[items_key])
-            more = data["has_more"] if "has_more" in data else page < data["total_pages"]
-            if more and not first_page_only:
-                still.append(i)
-        pending, page = still, page + 1
-    return items
-
-
-def read_everything(tools: list[dict[str, Any]], per_page: int = 100, page_size: int = 50,
-                    first_page_only: bool = False, read_mail: bool = True,
-                    ) -> Generator[list[ToolRequest], list[ToolReply],
-                                   tuple[list[Any], dict[int, list[Any]], list[Any]]]:
+def read_everything(tools: Tools, per_page: int = 100, page_size: int = 50, first_page_only: bool = False,
+                    read_mail: bool = True) -> Turn:
     """The read set: every enrolled course, every announcement of each, every inbox e-mail.
     Returns (courses, announcements by course id, e-mails)."""
-    list_courses = resolve_tool(tools, "canvas", "canvas_list_courses")
-    list_announcements = resolve_tool(tools, "canvas", "canvas_list_announcements")
-    [courses] = yield from paged(list_courses, [{}], "items", "per_page", per_page, first_page_only)
-    by_course = yield from paged(list_announcements, [{"course_id": c["id"]} for c in courses],
-                                 "items", "per_page", per_page, first_page_only)
+    [courses] = yield from paged(tools("canvas", "canvas_list_courses"), [{}], "items", "per_page",
+                                 per_page, first_page_only)
+    by_course = yield from paged(tools("canvas", "canvas_list_announcements"),
+                                 [{"course_id": c["id"]} for c in courses], "items", "per_page",
+                                 per_page, first_page_only)
     emails: list[Any] = []
     if read_mail:
-        get_emails = resolve_tool(tools, "email", "get_emails")
-        [emails] = yield from paged(get_emails, [{"folder": "INBOX"}], "emails", "page_size",
-                                    page_size, first_page_only)
+        [emails] = yield from paged(tools("email", "get_emails"), [{"folder": "INBOX"}], "emails",
+                                    "page_size", page_size, first_page_only)
     return courses, {c["id"]: a for c, a in zip(courses, by_course, strict=True)}, emails
 
 
-def read_script(_instruction: str, tools: list[dict[str, Any]]) -> Script:
-    """The read set as a script (the instruction is not needed to read everything)."""
-    yield from read_everything(tools)
+def read_set(_instruction: str, tools: list[dict[str, Any]]) -> Script:
+    yield from read_everything(Tools(tools))
 
 
 TASK = TaskSpec(
     name="canvas_arrange_exam",
-    env_id="loca/CanvasArrangeExam-v0",
     version=0,
+    summary="final-exam timetable from Canvas announcements and e-mails into a sheet",
     servers={"canvas": "canvas", "email": "email", "excel": "excel", "filesystem": "filesystem",
              "claim_done": "claim_done"},
-    generate=generator.generate,
-    resolve_params=lambda params: generator.Params.model_validate(params).resolved(),
-    generator_version=generator.GENERATOR_VERSION,
-    check=checker.check,
+    scale=Scale(primary="num_courses", lo=6, hi=400, fine="num_distractor_emails"),
     instruction=instruction,
-    read_script=read_script,
-    scale=Scale(primary="num_courses", lo=3, hi=400, fine="num_distractor_emails"),
+    read_set=read_set,
+    outputs=(SCHEDULE,),
+    tools=(("canvas", "canvas_get_current_user"), ("canvas", "canvas_list_courses"),
+           ("canvas", "canvas_get_course"), ("canvas", "canvas_list_announcements"),
+           ("email", "get_emails"), ("email", "search_emails"), ("email", "read_email"),
+           ("excel", "get_workbook_metadata"), ("excel", "read_data_from_excel"),
+           ("excel", "write_data_to_excel"), ("filesystem", "list_directory")),
 )
-
-
-class CanvasArrangeExamEnv(LocaEnv):
-    task = TASK

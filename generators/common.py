@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from faker import Faker
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from loca.core.world import World, WorldMeta
-from mock_servers import load_toolbox
+from loca.core.task import TaskSpec
+from loca.core.world import World, WorldMeta, content_hash, write_text_atomic
+from mock_servers import load_toolbox, snapshot_ignore
+from mock_servers.core import snapshot
 from mock_servers.core.db import Database
 from mock_servers.core.models import ClockState
 
 
-def create_world(root: Path, meta: WorldMeta, servers: list[str]) -> tuple[World, Database]:
-    """A fresh world directory (replacing any old one) with the tables of `servers`."""
+def create_world(root: Path, meta: WorldMeta, servers: Iterable[str]) -> tuple[World, Database]:
+    """A fresh world directory (replacing any old one) with the tables of `servers` (types)."""
     root = Path(root)
     if root.exists():
         shutil.rmtree(root)
@@ -32,6 +37,19 @@ def create_world(root: Path, meta: WorldMeta, servers: list[str]) -> tuple[World
         session.add(ClockState(id=1, writes=0))
     world.save()
     return world, db
+
+
+def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any], **truth: Any) -> World:
+    """Freeze what the checker needs and record the world's identity: `truth/truth.json` (the
+    expected `answer` per output, plus any other ground truth), `truth/snapshot.json` (the state
+    before the agent acts, writable files left out) and the content hash."""
+    write_text_atomic(world.truth_dir / "truth.json",
+                      json.dumps({"answer": answer, **truth}, indent=1, ensure_ascii=False) + "\n")
+    taken = snapshot.take(world, snapshot_ignore(list(spec.servers.values())), spec.writable_files)
+    write_text_atomic(world.truth_dir / "snapshot.json", taken.model_dump_json(indent=1) + "\n")
+    world.meta.content_hash = content_hash(world)
+    world.save()
+    return world
 
 
 def seeded_faker(rng: random.Random, locale: str = "en_US") -> Faker:

@@ -2,26 +2,49 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from loca.core.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from envs.core.registry import Task
 
 T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LOCA gym: long-context agent environments of any size.")
-console = Console()
-err = Console(stderr=True)
+
+
+@cache
+def _consoles() -> tuple[Console, Console]:
+    """(stdout, stderr) consoles, made on first use: plain listings never import rich."""
+    from rich.console import Console
+
+    return Console(), Console(stderr=True)
+
+
+def say(text: str) -> None:
+    _consoles()[0].print(text)
+
+
+def complain(text: str) -> None:
+    _consoles()[1].print(text)
+
+
+def _table(*columns: str, title: str) -> Table:
+    from rich.table import Table
+
+    return Table(*columns, title=title)
 
 
 def _parsed(parse: Callable[[str], T], text: str) -> T:
@@ -31,8 +54,8 @@ def _parsed(parse: Callable[[str], T], text: str) -> T:
         raise typer.BadParameter(str(exc)) from None
 
 
-def _task(name: str):  # type: ignore[no-untyped-def]
-    from loca.registry import get_task
+def _task(name: str) -> Task:
+    from envs.core.registry import get_task
 
     try:
         return get_task(name)
@@ -42,23 +65,35 @@ def _task(name: str):  # type: ignore[no-untyped-def]
 
 @app.command()
 def tasks() -> None:
-    """List the tasks."""
-    from loca.registry import tasks as all_tasks
+    """List the tasks: gym id, servers, scale parameter, and how many tools each exposes: all
+    tools of its servers / the core ones / its own allow-list (`--tool-filter all|core|task`)."""
+    from envs.core.registry import tasks as all_tasks
+    from mock_servers.catalog import load
 
-    table = Table("task", "env id", "servers", "scale")
-    for spec in all_tasks().values():
-        table.add_row(spec.name, spec.env_id, ", ".join(spec.servers), spec.scale.primary)
-    console.print(table)
+    catalog = load()
+    rows = [("task", "gym id", "tools all/core/task", "scale", "servers")]
+    for task in all_tasks().values():
+        spec = task.spec
+        tools = [info for server in spec.servers.values() for info in catalog[server].values()]
+        core = sum(1 for info in tools if info["core"])
+        rows.append((spec.name, spec.env_id, f"{len(tools)}/{core}/{len(spec.tools)}", spec.scale.primary,
+                     ",".join(spec.servers)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1])
 
 
 @app.command()
 def agents(task: str) -> None:
-    """The scripted agents of TASK, one name per line (LLM agents: openai:MODEL)."""
-    from scaffolds.oracles import scripts_for
+    """The scripted agents of TASK, one name per line, with the check each must fail
+    (LLM agents: openai:MODEL)."""
+    from scaffolds.oracles import agents as scripted_agents
 
     _task(task)
-    for name in scripts_for(task):
-        typer.echo(name)
+    scripted = scripted_agents(task)
+    for name in scripted.names():
+        must = scripted.must_fail(name)
+        typer.echo(name if must is None else f"{name}\tmust fail {must}")
 
 
 @app.command()
@@ -69,9 +104,9 @@ def generate(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """Generate one world of TASK at LENGTH and measure its environment description length."""
-    from loca.calibration import params_for
+    from envs.core.build import build_world
+    from envs.core.calibration import params_for
     from loca.core.world import INSTRUCTION_FILE, write_text_atomic
-    from loca.measure import build_world
 
     spec = _task(task)
     target = _parsed(parse_length, length)
@@ -80,14 +115,14 @@ def generate(
         params = await params_for(spec, target, seed)
         world = await build_world(spec, out, params, seed, target)
         tokens = world.meta.env_description_tokens or 0
-        console.print(f"[bold]{task}[/] seed {seed}: {params} -> {tokens} tokens "
+        say(f"[bold]{task}[/] seed {seed}: {params} -> {tokens} tokens "
                       f"(target {target}, {100 * (tokens - target) / target:+.1f}%)")
-        console.print(f"world: {out}  content hash: {world.meta.content_hash[:16]}")
-        instruction = spec.instruction(world)
+        say(f"world: {out}  content hash: {world.meta.content_hash[:16]}")
+        instruction = spec.spec.instruction(world)
         write_text_atomic(out / INSTRUCTION_FILE, instruction + "\n")
-        console.print(f"instruction ({out / INSTRUCTION_FILE}; also sent by `loca serve`):\n{instruction}")
+        say(f"instruction ({out / INSTRUCTION_FILE}; also sent by `loca serve`):\n{instruction}")
 
-    asyncio.run(build())
+    _run_async(build())
 
 
 @app.command()
@@ -97,21 +132,21 @@ def calibrate(
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
 ) -> None:
     """Search the scale parameters per (length, seed) and write the task's calibration table."""
-    from loca.calibration import calibrate as run_calibration
-    from loca.calibration import table_path
+    from envs.core.calibration import Entry, table_path
+    from envs.core.calibration import calibrate as run_calibration
 
     spec = _task(task)
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
     with _progress() as progress:
         bar = progress.add_task("calibrating", total=len(targets) * len(seed_list))
 
-        def step(target: int, seed: int, entry) -> None:  # type: ignore[no-untyped-def]
+        def step(target: int, seed: int, entry: Entry) -> None:
             progress.console.print(f"{label(target):>6} seed {seed}: {entry.params} -> {entry.measured} "
                                    f"({100 * (entry.measured - target) / target:+.1f}%)")
             progress.advance(bar)
 
-        asyncio.run(run_calibration(spec, targets, seed_list, progress=step))
-    console.print(f"written {table_path(spec)}")
+        _run_async(run_calibration(spec, targets, seed_list, progress=step))
+    say(f"written {table_path(spec)}")
 
 
 @app.command()
@@ -122,16 +157,20 @@ def validate(
 ) -> None:
     """Validate TASK's checker: the oracle passes and the no-op agent and every mutant fail the
     check they target, at every length and seed. Exits 1 on any violation."""
-    from loca.validate import run_validation
-    from scaffolds.oracles import expected_failures
+    from loca.validate import VALIDATOR, DeclarationError, run_validation
+    from scaffolds.oracles import agents as scripted_agents
 
     spec = _task(task)
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
-    plays = len(targets) * len(seed_list) * (1 + len(expected_failures(task)))
+    plays = len(targets) * len(seed_list) * (1 + len(scripted_agents(task).names()))
     with _progress() as progress:
         bar = progress.add_task("validating", total=plays)
-        outcomes = run_validation(spec, targets, seed_list, progress=lambda _: progress.advance(bar))
-    table = Table("agent", "must", *[label(t) for t in targets], title=f"{task}: checker validation")
+        try:
+            outcomes = run_validation(spec, targets, seed_list, progress=lambda _: progress.advance(bar))
+        except DeclarationError as exc:
+            complain(f"[red]{exc}[/]")
+            raise typer.Exit(1) from None
+    table = _table("agent", "must", *[label(t) for t in targets], title=f"{task}: checker validation")
     for agent in dict.fromkeys(o.agent for o in outcomes):
         mine = [o for o in outcomes if o.agent == agent]
         cells = []
@@ -139,13 +178,15 @@ def validate(
             cell = [o for o in mine if o.length == target]
             good = sum(o.ok for o in cell)
             cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
-        table.add_row(agent, "pass" if mine[0].expected is None else f"fail {mine[0].expected}", *cells)
-    console.print(table)
+        must = "= ground truth" if agent == VALIDATOR else \
+            "pass" if mine[0].expected is None else f"fail {mine[0].expected}"
+        table.add_row(agent, must, *cells)
+    _consoles()[0].print(table)
     worst = max((abs(o.measured - o.length) / o.length for o in outcomes), default=0.0)
-    console.print(f"{len(outcomes)} plays; largest length deviation from target {100 * worst:.1f}%")
+    say(f"{len(outcomes)} plays; largest length deviation from target {100 * worst:.1f}%")
     bad = [o for o in outcomes if not o.ok]
     for o in bad:
-        err.print(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}")
+        complain(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}")
     if bad:
         raise typer.Exit(1)
 
@@ -159,7 +200,7 @@ def check(world_dir: Path) -> None:
     verdict = _task(world.task).check(world)
     typer.echo(json.dumps(verdict.to_dict(), indent=1))
     if not verdict.passed:
-        err.print(f"failed checks: {', '.join(verdict.failed_names())}")
+        complain(f"failed checks: {', '.join(verdict.failed_names())}")
         raise typer.Exit(1)
 
 
@@ -176,31 +217,21 @@ def serve(
     from loca.core.world import World
     from mock_servers import load_toolbox
     from mock_servers.gateway import Gateway
+    from mock_servers.serve import check_bind, run_app
 
-    if transport not in ("stdio", "http"):
-        raise typer.BadParameter("transport must be stdio or http")
-    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1") and not allow_remote:
-        raise typer.BadParameter(f"refusing to bind {host}: pass --allow-remote to serve beyond loopback")
+    _parsed(lambda t: check_bind(t, host, allow_remote), transport)
     loaded = World.load(world)
     if server is None:
-        spec = _task(loaded.task)
-        mcp = Gateway(loaded, spec.servers).mcp_app(instructions=spec.instruction(loaded))
+        task = _task(loaded.task)
+        mcp = Gateway(loaded, task.spec.servers).mcp_app(instructions=task.spec.instruction(loaded))
     else:
         mcp = load_toolbox(server).build(loaded)
-    if transport == "stdio":
-        mcp.run(transport="stdio", show_banner=False)
-    else:
-        mcp.run(transport="http", host=host, port=port, show_banner=False)
-
-
-def serve_main() -> None:
-    """`python -m mock_servers SERVER --world DIR ...`"""
-    typer.run(serve)
+    run_app(mcp, transport, host, port)
 
 
 @app.command()
 def run(
-    task: Annotated[str, typer.Option(help="task name")] = "canvas_arrange_exam",
+    tasks: Annotated[str, typer.Option(help="comma-separated task names, or all")] = "all",
     agent: Annotated[str, typer.Option(help="oracle, noop, mutant:NAME or openai:MODEL")] = "oracle",
     lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
@@ -208,48 +239,59 @@ def run(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     max_turns: int = 300,
     naming: Annotated[str, typer.Option(help="tool names: prefixed, dedup or bare")] = "prefixed",
-    tool_filter: Annotated[str, typer.Option(help="all tools, or core (those the tasks need)")] = "all",
+    tool_filter: Annotated[str, typer.Option(
+        help="all tools of the task's servers, core (P1 tools of the seed tasks) or task (its allow-list)")] = "all",
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
 ) -> None:
-    """Run AGENT on TASK at every length and seed; results in OUT. With no options: the oracle
-    on canvas_arrange_exam at 8k..256k, seeds 0-4."""
+    """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
+    on every task at 8k..256k, seeds 0-4."""
+    from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
 
-    _task(task)
+    names = list(all_tasks()) if tasks == "all" else [t.strip() for t in tasks.split(",") if t.strip()]
+    for name in names:
+        _task(name)
     try:
-        config = RunConfig(task=task, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
+        config = RunConfig(tasks=names, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
                            tool_filter=tool_filter)
-    except (ValueError, ValidationError) as exc:
+    except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    table = Table("length", "seed", "target", "measured", "dev", "state", "checks failed",
-                  title=f"{task} · {agent}")
     with _progress() as progress:
         bar = progress.add_task("episodes", total=len(plan(config)))
-
-        def show(result: dict) -> None:  # type: ignore[type-arg]
-            progress.advance(bar)
-
-        summary = execute(config, out, run_episode, processes, on_result=show)
-    for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
-        measured = r.get("env_description_tokens") or 0
-        dev = f"{100 * (measured - r['target_tokens']) / r['target_tokens']:+.1f}%" if measured else "-"
+        summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar))
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
+    table = _table("task", *[label(t) for t in config.lengths], title=f"{agent}: passed / episodes")
+    for name in names:
+        cells = []
+        for target in config.lengths:
+            mine = [r for r in records if r["task"] == name and r["target_tokens"] == target]
+            passed = sum(bool(r["success"]) for r in mine)
+            cells.append(f"[green]{passed}/{len(mine)}[/]" if passed == len(mine) else f"{passed}/{len(mine)}")
+        table.add_row(name, *cells)
+    _consoles()[0].print(table)
+    for r in [r for r in records if not r["success"]][:20]:
         failed = ", ".join(c["name"] for c in r.get("checks", []) if not c["passed"]) or "-"
-        state = f"[green]{r['terminal_state']}[/]" if r["success"] else f"[red]{r['terminal_state']}[/]"
-        table.add_row(r["length"], str(r["seed"]), str(r["target_tokens"]), str(measured), dev, state, failed)
-    console.print(table)
-    console.print(f"passed {summary['passed']}/{summary['episodes']} "
+        say(f"  {r['episode_id']}: {r['terminal_state']}; failed checks: {failed}")
+    say(f"passed {summary['passed']}/{summary['episodes']} "
                   f"(accuracy {summary['accuracy']:.3f}); max length deviation "
                   f"{100 * summary['max_length_deviation']:.1f}%; results in {out}")
 
 
 def _progress() -> Progress:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=True,
+                    TimeElapsedColumn(), console=_consoles()[0], transient=True,
                     disable=not sys.stderr.isatty())
 
 
 if __name__ == "__main__":
     app()
+
+
+def _run_async(coro: Any) -> Any:
+    import asyncio
+
+    return asyncio.run(coro)

@@ -9,29 +9,29 @@ from typing import Any
 import gymnasium as gym
 
 import envs  # noqa: F401  (registers the gymnasium ids)
-from loca.registry import TaskSpec, get_task
+from envs.core.registry import Task, get_task
 from loca.runner import Episode, RunConfig
 from scaffolds.clients import ScriptedClient, client_from_agent_string
 from scaffolds.clients.base import ModelClient
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.loop import AgentLoop
-from scaffolds.oracles import scripts_for
+from scaffolds.oracles import agents
 
 
-def make_client(agent: str, task: TaskSpec, base_url: str | None = None) -> ModelClient:
+def make_client(agent: str, task: Task, base_url: str | None = None) -> ModelClient:
     """`oracle`, `noop`, `mutant:NAME` (scripted) or `openai:MODEL`."""
     if agent.startswith("openai:"):
         return client_from_agent_string(agent, base_url=base_url)
-    scripts = scripts_for(task.name)
-    if agent not in scripts:
+    scripted = agents(task.name)
+    if agent not in scripted.names():
         raise ValueError(f"unknown agent {agent!r} for {task.name}; "
-                         f"scripted agents: {', '.join(scripts)}; LLM agents: openai:MODEL")
-    return ScriptedClient.from_script(scripts[agent])
+                         f"scripted agents: {', '.join(scripted.names())}; LLM agents: openai:MODEL")
+    return ScriptedClient.from_script(scripted.script(agent))
 
 
 async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
     task = get_task(episode.task)
-    env = gym.make(task.env_id, length=episode.length, naming=config.naming,
+    env = gym.make(task.spec.env_id, length=episode.length, naming=config.naming,
                    tool_filter=config.tool_filter).unwrapped
     client = make_client(episode.agent, task, config.base_url)
     agent_config = AgentConfig(limits=Limits(max_turns=config.max_turns,

@@ -30,7 +30,7 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task: str
+    tasks: list[str]
     lengths: list[int]
     seeds: list[int]
     agent: str
@@ -38,7 +38,7 @@ class RunConfig(BaseModel):
     max_turns: int = 300
     max_tool_calls: int = 500
     naming: Literal["prefixed", "dedup", "bare"] = "prefixed"
-    tool_filter: Literal["all", "core"] = "all"
+    tool_filter: Literal["all", "core", "task"] = "all"
 
     def digest(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
@@ -62,8 +62,8 @@ class Episode:
 
 
 def plan(config: RunConfig) -> list[Episode]:
-    return [Episode(config.task, length, seed, config.agent)
-            for length in config.lengths for seed in config.seeds]
+    return [Episode(task, length, seed, config.agent)
+            for task in config.tasks for length in config.lengths for seed in config.seeds]
 
 
 class RunDir:
@@ -122,11 +122,12 @@ class RunDir:
 def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
     """Accuracy counts every planned episode; anything but success scores 0."""
     by_length: dict[str, dict[str, Any]] = defaultdict(lambda: {"episodes": 0, "passed": 0})
+    by_task: dict[str, dict[str, Any]] = defaultdict(lambda: {"episodes": 0, "passed": 0})
     for r in results:
-        cell = by_length[r["length"]]
-        cell["episodes"] += 1
-        cell["passed"] += int(bool(r["success"]))
-    for cell in by_length.values():
+        for cell in (by_length[r["length"]], by_task[r["task"]]):
+            cell["episodes"] += 1
+            cell["passed"] += int(bool(r["success"]))
+    for cell in [*by_length.values(), *by_task.values()]:
         cell["accuracy"] = cell["passed"] / cell["episodes"] if cell["episodes"] else 0.0
     passed = sum(int(bool(r["success"])) for r in results)
     deviations = [abs(r["env_description_tokens"] - r["target_tokens"]) / r["target_tokens"]
@@ -137,6 +138,7 @@ def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
         "passed": passed,
         "accuracy": passed / planned if planned else 0.0,
         "by_length": dict(sorted(by_length.items(), key=lambda kv: parse_length(kv[0]))),
+        "by_task": dict(sorted(by_task.items())),
         "by_terminal_state": dict(sorted(Counter(r["terminal_state"] for r in results).items())),
         "max_length_deviation": max(deviations, default=0.0),
     }

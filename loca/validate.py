@@ -1,6 +1,9 @@
 """Checker validation: on every (length, seed) the oracle must pass, and the no-op agent and every
 failure-mode mutant must fail the check it targets. Each world is generated and measured once;
-scripts run straight against the servers (no agent loop), each on its own copy of it."""
+scripts run straight against the servers (no agent loop), each on its own copy of it.
+
+Before any world is built, the declarations are checked: every check of the task's checker has a
+mutant aimed at it (the no-op agent counts), and every mutant aims at a declared check."""
 
 from __future__ import annotations
 
@@ -11,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from loca.calibration import params_for
+from checkers.verdict import Verdict
+from envs.core.build import build_world, dispatcher, drive, tool_list
+from envs.core.calibration import params_for
+from envs.core.registry import Task
+from loca.core.script import Tools
 from loca.core.world import World
-from loca.measure import build_world, dispatcher, drive, tool_names
-from loca.registry import TaskSpec
 from mock_servers.gateway import Gateway
-from scaffolds.oracles import expected_failures, scripts_for
-
-ORACLE = "oracle"
+from scaffolds.oracles import agents
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Outcome:
     measured: int  # the world's environment description length
     failed: tuple[str, ...]
     expected: str | None  # the check the agent must fail; None for the oracle
+    errored: bool = False  # a check crashed (a checker bug, whatever the agent did)
 
     @property
     def ok(self) -> bool:
@@ -37,20 +41,52 @@ class Outcome:
         return self.expected in self.failed
 
 
-async def play_script(task: TaskSpec, world: World, agent: str) -> tuple[str, ...]:
-    """Run one scripted agent on `world`; the names of the checks it fails."""
-    gateway = Gateway(world, task.servers)
+VALIDATOR = "validator"  # the read-only recomputation of ground truth, listed as an agent
+
+
+class DeclarationError(ValueError):
+    """A task's scripted agents do not cover its checks."""
+
+
+def check_declarations(task: Task) -> None:
+    """Every declared check has an agent that must fail it; every such target is a check."""
+    declared = set(task.checks.names)
+    scripted = agents(task.name)
+    targets = {must for a in scripted.names() if (must := scripted.must_fail(a)) is not None}
+    uncovered, unknown = sorted(declared - targets), sorted(targets - declared)
+    if uncovered or unknown:
+        raise DeclarationError(f"{task.name}: checks without a mutant aimed at them {uncovered}; "
+                               f"mutants aimed at undeclared checks {unknown}")
+
+
+async def play_script(task: Task, world: World, agent: str) -> Verdict:
+    """Run one scripted agent on `world`; the verdict on the world it leaves."""
+    gateway = Gateway(world, task.spec.servers)
     try:
-        script = scripts_for(task.name)[agent](task.instruction(world), tool_names(gateway))
+        script = agents(task.name).script(agent)(task.spec.instruction(world), tool_list(gateway))
         await drive(script, dispatcher(gateway))
     finally:
         gateway.close()
-    return tuple(task.check(world).failed_names())
+    return task.check(world)
 
 
-async def validate(task: TaskSpec, lengths: list[int], seeds: list[int],
+async def recomputes_truth(task: Task, world: World) -> bool:
+    """The tasks.md §0 validator: the oracle's `derive`, given read-only tools (every write
+    tool hidden), recomputes exactly the generator's ground-truth answer."""
+    gateway = Gateway(world, task.spec.servers, read_only=True)
+    try:
+        scripted = agents(task.name)
+        script = scripted.derive(task.spec.instruction(world), Tools(tool_list(gateway)), scripted.oracle)
+        _, answer = await drive(script, dispatcher(gateway, errors_raise=True))
+    finally:
+        gateway.close()
+    return bool(answer == world.read_truth()["answer"])
+
+
+async def validate(task: Task, lengths: list[int], seeds: list[int],
                    progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    agents = [ORACLE, *expected_failures(task.name)]
+    check_declarations(task)
+    scripted = agents(task.name)
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="loca-validate-") as tmp:
         base = Path(tmp) / "base"
@@ -59,19 +95,26 @@ async def validate(task: TaskSpec, lengths: list[int], seeds: list[int],
                 params = await params_for(task, length, seed)
                 world = await build_world(task, base, params, seed, length)
                 assert world.meta.env_description_tokens is not None
-                for agent in agents:
+                same = await recomputes_truth(task, world)
+                outcome = Outcome(VALIDATOR, length, seed, world.meta.env_description_tokens,
+                                  () if same else ("ground_truth",), None)
+                outcomes.append(outcome)
+                if progress:
+                    progress(outcome)
+                for agent in scripted.names():
                     copy = Path(tmp) / "play"
                     shutil.rmtree(copy, ignore_errors=True)
                     shutil.copytree(base, copy)
-                    failed = await play_script(task, World.load(copy), agent)
-                    outcome = Outcome(agent, length, seed, world.meta.env_description_tokens, failed,
-                                      None if agent == ORACLE else expected_failures(task.name)[agent])
+                    verdict = await play_script(task, World.load(copy), agent)
+                    outcome = Outcome(agent, length, seed, world.meta.env_description_tokens,
+                                      tuple(verdict.failed_names()), scripted.must_fail(agent),
+                                      verdict.errored)
                     outcomes.append(outcome)
                     if progress:
                         progress(outcome)
     return outcomes
 
 
-def run_validation(task: TaskSpec, lengths: list[int], seeds: list[int],
+def run_validation(task: Task, lengths: list[int], seeds: list[int],
                    progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
     return asyncio.run(validate(task, lengths, seeds, progress))

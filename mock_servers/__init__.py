@@ -4,8 +4,10 @@ each module exposes `toolbox` (its tool definitions) and `build(world, config=No
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from mock_servers.core.toolkit import Toolbox
+if TYPE_CHECKING:
+    from mock_servers.core.toolkit import Toolbox
 
 SERVERS: dict[str, str] = {
     "canvas": "mock_servers.canvas",
@@ -19,7 +21,8 @@ SERVERS: dict[str, str] = {
 def load_toolbox(server: str) -> Toolbox:
     if server not in SERVERS:
         raise KeyError(f"unknown server '{server}'; known: {', '.join(sorted(SERVERS))}")
-    return importlib.import_module(SERVERS[server]).toolbox
+    toolbox: Toolbox = importlib.import_module(SERVERS[server]).toolbox
+    return toolbox
 
 
 

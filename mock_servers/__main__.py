@@ -1,6 +1,6 @@
-"""`python -m mock_servers SERVER --world DIR [--transport stdio|http]`: same as `loca serve`."""
+"""`python -m mock_servers SERVER --world DIR [--transport stdio|http]`: serve one server."""
 
-from loca.cli import serve_main
+from mock_servers.serve import main
 
 if __name__ == "__main__":
-    serve_main()
+    main()

@@ -4,6 +4,7 @@ tool names, and dispatches calls in-process (the gym's fast path) or serves them
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ from mock_servers.core.errors import Code, format_error
 from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, ToolOutcome
 
 Naming = Literal["prefixed", "dedup", "bare"]
-ToolFilter = Literal["all", "core"]
+ToolFilter = Literal["all", "core", "task"]
 _NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -43,8 +44,14 @@ def exposed_name(key: str, tool: str, naming: Naming) -> str:
 class Gateway:
     """The servers of one world. `servers` maps a key (the namespace) to a server type."""
 
-    def __init__(self, world: World, servers: dict[str, str], naming: Naming = "prefixed",
-                 tool_filter: ToolFilter = "all", config: dict[str, Any] | None = None) -> None:
+    def __init__(self, world: World, servers: Mapping[str, str], naming: Naming = "prefixed",
+                 tool_filter: ToolFilter = "all", allow: Collection[tuple[str, str]] = (),
+                 config: dict[str, Any] | None = None, read_only: bool = False) -> None:
+        """`tool_filter`: `all` tools, the `core` (P1) ones, or the `task`'s allow-list `allow`
+        of (server key, tool) pairs; `read_only` leaves out every write tool."""
+        if tool_filter == "task" and not allow:
+            raise ValueError("tool_filter 'task' needs the task's allow-list")
+        allowed = set(allow)
         self.world = world
         self.db = Database(world.state_path)
         self.runtimes: dict[str, ServerRuntime] = {}
@@ -54,7 +61,9 @@ class Gateway:
             runtime = ServerRuntime(load_toolbox(server_type), world, dict(config or {}), self.db)
             self.runtimes[key] = runtime
             for tool_name, tdef in runtime.toolbox.defs.items():
-                if tool_filter == "core" and not tdef.core:
+                if (tool_filter == "core" and not tdef.core) or \
+                        (tool_filter == "task" and (key, tool_name) not in allowed) or \
+                        (read_only and tdef.rw != "read"):
                     continue
                 name = exposed_name(key, tool_name, naming)
                 if name in self.routes:
@@ -65,6 +74,9 @@ class Gateway:
                 tool = runtime.tools[tool_name]
                 self.specs.append(ToolSpec(name, f"[{key}] {tool.description}", tool.parameters,
                                            key, tool_name, tdef.rw == "read"))
+        missing = [] if read_only else sorted(allowed - set(self.routes.values()))
+        if missing:
+            raise ValueError(f"the tool allow-list names tools the servers do not have: {missing}")
         self.specs.sort(key=lambda s: s.name)
 
     def spec(self, name: str) -> ToolSpec | None:
@@ -81,7 +93,7 @@ class Gateway:
         """All exposed tools in one MCP app, under their exposed names and descriptions;
         `instructions` (the task) are sent to clients when they connect."""
         app = FastMCP("loca", instructions=instructions)
-        routes: dict[str, tuple[ServerRuntime, str]] = {}
+        routes: dict[str, ServerRuntime | tuple[ServerRuntime, str]] = {}
         for spec in self.specs:
             runtime = self.runtimes[spec.server]
             app.add_tool(runtime.make_tool(spec.tool, spec.name, prefix=f"[{spec.server}] "))

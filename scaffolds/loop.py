@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envs.errors import EnvSetupError, ToolInfraError
+from envs.core.errors import EnvSetupError, ToolInfraError
 from loca.core.tokens import schema_tokens
 from scaffolds.accounting import message_tokens
 from scaffolds.clients.base import (
@@ -182,7 +182,7 @@ class _Episode:
             raise EnvSetupError("the environment exposes no tools")
         names = [t["name"] for t in tools]
         terminal = info.get("terminal_tool")
-        if terminal not in names:
+        if not isinstance(terminal, str) or terminal not in names:
             raise EnvSetupError(f"terminal tool {terminal!r} is not among the tools {names}")
         self.instruction = obs
         self.tools = [dict(t) for t in tools]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from envs.core.registry import Task, tasks
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers.core.db import Database
@@ -23,3 +24,14 @@ def make_world(tmp_path: Path) -> Callable[..., tuple[World, Database]]:
         return create_world(tmp_path / "world", world_meta, servers)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def any_task() -> Task:
+    """A registered task, for tests of the machinery every task shares (they must hold for any)."""
+    return tasks()[min(tasks())]
+
+
+def small_params(task: Task) -> dict[str, int]:
+    """The parameters of the task's smallest world."""
+    return {task.spec.scale.primary: task.spec.scale.lo}

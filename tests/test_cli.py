@@ -1,4 +1,4 @@
-"""The command line: tasks, agents, generate, check (exit codes grade external agents)."""
+"""The command line: tasks, agents, generate, check (exit codes grade external agents), validate."""
 
 from __future__ import annotations
 
@@ -7,49 +7,65 @@ import json
 
 from typer.testing import CliRunner
 
-from envs.canvas_arrange_exam import TASK
+from envs.core.registry import Task, tasks
 from loca.cli import app
 from loca.core.world import World
 from loca.validate import play_script
+from scaffolds.oracles import agents
 
 runner = CliRunner()
 
 
-def test_tasks_and_agents():
+def test_tasks_lists_every_task_with_its_tool_counts() -> None:
     result = runner.invoke(app, ["tasks"])
-    assert result.exit_code == 0 and "canvas_arrange_exam" in result.output
-    result = runner.invoke(app, ["agents", "canvas_arrange_exam"])
-    names = result.output.split()
-    assert result.exit_code == 0 and names[:2] == ["noop", "oracle"]
-    assert "mutant:first_page" in names and len(names) == 10
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert len(lines) == 1 + len(tasks())
+    for task, line in zip(tasks().values(), lines[1:], strict=True):
+        name, env_id, counts, scale, servers = line.split()
+        assert (name, env_id, scale, servers) == (task.name, task.spec.env_id, task.spec.scale.primary,
+                                                  ",".join(task.spec.servers))
+        assert counts.endswith(f"/{len(task.spec.tools)}")
+
+
+def test_agents(any_task: Task) -> None:
+    result = runner.invoke(app, ["agents", any_task.name])
+    lines = result.output.splitlines()
+    assert result.exit_code == 0 and lines[0] == "oracle"
+    assert [line.split("\t")[0] for line in lines] == agents(any_task.name).names()
     assert runner.invoke(app, ["agents", "no_such_task"]).exit_code != 0
 
 
-def test_generate_then_check_fails_until_solved(tmp_path):
+def test_generate_then_check_fails_until_solved(any_task: Task, tmp_path) -> None:
     world_dir = tmp_path / "world"
-    result = runner.invoke(app, ["generate", "canvas_arrange_exam", "--length", "8k", "--seed", "4",
+    result = runner.invoke(app, ["generate", any_task.name, "--length", "8k", "--seed", "4",
                                  "--out", str(world_dir)])
     assert result.exit_code == 0, result.output
     world = World.load(world_dir)
     assert abs(world.meta.env_description_tokens - 8000) <= 400
-    assert (world_dir / "instruction.txt").read_text().startswith("Today is")
+    assert (world_dir / "instruction.txt").read_text().strip() == any_task.spec.instruction(world)
 
     unsolved = runner.invoke(app, ["check", str(world_dir)])
     assert unsolved.exit_code == 1
     verdict = json.loads(unsolved.stdout)
-    assert verdict["passed"] is False and "row_keys" in [c["name"] for c in verdict["checks"] if not c["passed"]]
+    must = agents(any_task.name).must_fail("noop")
+    assert verdict["passed"] is False and must in [c["name"] for c in verdict["checks"] if not c["passed"]]
 
-    assert asyncio.run(play_script(TASK, world, "oracle")) == ()
+    assert asyncio.run(play_script(any_task, world, "oracle")).passed
     solved = runner.invoke(app, ["check", str(world_dir)])
     assert solved.exit_code == 0 and json.loads(solved.stdout)["passed"] is True
 
 
-def test_validate_prints_the_matrix_and_exits_zero():
-    result = runner.invoke(app, ["validate", "canvas_arrange_exam", "--lengths", "8k", "--seeds", "1"])
+def test_validate_prints_the_matrix_and_exits_zero(any_task: Task) -> None:
+    result = runner.invoke(app, ["validate", any_task.name, "--lengths", "8k", "--seeds", "1"],
+                           terminal_width=200)
     assert result.exit_code == 0, result.output
-    assert "mutant:stale_correction" in result.output and "fail values" in result.output
+    scripted = agents(any_task.name)
+    assert "validator" in result.output and "= ground truth" in result.output
+    for name in scripted.names():
+        assert name in result.output
 
 
-def test_serve_refuses_remote_bind_without_flag(tmp_path):
+def test_serve_refuses_remote_bind_without_flag(tmp_path) -> None:
     result = runner.invoke(app, ["serve", "--world", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"])
     assert result.exit_code != 0

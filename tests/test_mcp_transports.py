@@ -4,7 +4,6 @@ stdio, and a FastMCP client over streamable HTTP, with the same tool outputs as 
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import subprocess
 import sys
@@ -16,44 +15,65 @@ from fastmcp import Client
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from envs.canvas_arrange_exam import TASK
+from envs.core.registry import Task, tasks
+from loca.core.world import World
 from mock_servers.gateway import Gateway
+from tests.conftest import small_params
 
 
 @pytest.fixture(scope="module")
-def world_dir(tmp_path_factory) -> Path:
+def task() -> Task:
+    return tasks()[min(tasks())]
+
+
+@pytest.fixture(scope="module")
+def world_dir(task: Task, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("mcp") / "world"
-    TASK.generate(root, {"num_courses": 4}, 0, None)
+    task.generate(root, small_params(task), 0)
     return root
 
 
-async def _in_process(world_dir: Path, name: str, args: dict) -> str:
-    from loca.core.world import World
+def _gateway(task: Task, world_dir: Path) -> Gateway:
+    return Gateway(World.load(world_dir), task.spec.servers)
 
-    gateway = Gateway(World.load(world_dir), TASK.servers)
+
+async def _in_process(task: Task, world_dir: Path, name: str, args: dict) -> str:
+    gateway = _gateway(task, world_dir)
     try:
         return (await gateway.call(name, args)).text
     finally:
         gateway.close()
 
 
-def test_official_sdk_client_over_stdio(world_dir):
+def _read_tool(task: Task, world_dir: Path, server_key: str | None = None) -> tuple[str, str, str]:
+    """(key, local name, exposed name) of a read tool that needs no arguments."""
+    gateway = _gateway(task, world_dir)
+    try:
+        spec = next(s for s in gateway.specs if s.read_only and not s.parameters["required"]
+                    and (server_key is None or s.server == server_key) and s.server != "claim_done")
+        return spec.server, spec.tool, spec.name
+    finally:
+        gateway.close()
+
+
+def test_official_sdk_client_over_stdio(task, world_dir):
+    key, tool, exposed = _read_tool(task, world_dir)
+    server = task.spec.servers[key]
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "loca", "serve", "canvas", "--world", str(world_dir)])
+                                   args=["-m", "loca", "serve", server, "--world", str(world_dir)])
 
     async def session() -> tuple[list[str], str, bool, str]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             tools = (await client.list_tools()).tools
-            result = await client.call_tool("canvas_list_courses", {"per_page": 2})
-            bad = await client.call_tool("canvas_get_course", {"course_id": "nope"})
+            result = await client.call_tool(tool, {})
+            bad = await client.call_tool(tool, {"no_such_parameter": 1})
             return [t.name for t in tools], result.content[0].text, bad.is_error, bad.content[0].text
 
     names, text, bad_is_error, bad_text = asyncio.run(session())
-    assert "canvas_list_courses" in names and len(names) >= 20
-    assert json.loads(text)["per_page"] == 2
-    assert text == asyncio.run(_in_process(world_dir, "canvas_canvas_list_courses", {"per_page": 2}))
-    assert bad_is_error and bad_text.startswith("Error [INVALID_ARGUMENT]: canvas_get_course:")
+    assert tool in names and not text.startswith("Error")
+    assert text == asyncio.run(_in_process(task, world_dir, exposed, {}))
+    assert bad_is_error and bad_text.startswith(f"Error [INVALID_ARGUMENT]: {tool}: unknown parameter")
 
 
 def _free_port() -> int:
@@ -62,7 +82,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_gateway_over_streamable_http(world_dir):
+def test_gateway_over_streamable_http(task, world_dir):
+    _, _, exposed = _read_tool(task, world_dir)
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "loca.cli", "serve", "--world", str(world_dir),
                              "--transport", "http", "--port", str(port)],
@@ -74,7 +95,7 @@ def test_gateway_over_streamable_http(world_dir):
                 try:
                     async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                         tools = await client.list_tools()
-                        result = await client.call_tool("email_get_emails", {"page_size": 3})
+                        result = await client.call_tool(exposed, {})
                         instructions = client.instructions
                         return [t.name for t in tools], result.content[0].text, instructions
                 except Exception:
@@ -86,6 +107,6 @@ def test_gateway_over_streamable_http(world_dir):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert {"canvas_canvas_list_courses", "email_get_emails", "claim_done_claim_done"} <= set(names)
-    assert text == asyncio.run(_in_process(world_dir, "email_get_emails", {"page_size": 3}))
-    assert instructions.startswith("Today is") and "exam_schedule.xlsx" in instructions
+    assert {exposed, "claim_done_claim_done"} <= set(names)
+    assert text == asyncio.run(_in_process(task, world_dir, exposed, {}))
+    assert instructions == task.spec.instruction(World.load(world_dir))

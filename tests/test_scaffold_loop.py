@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from envs.errors import EnvSetupError, ToolInfraError
+from envs.core.errors import EnvSetupError, ToolInfraError
 from loca.core.script import ToolReply, ToolRequest
 from loca.core.tokens import count_tokens, schema_tokens
 from scaffolds.clients import ScriptedClient

@@ -9,7 +9,6 @@ name/text providers are used (its date providers read the wall clock)."""
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -21,8 +20,8 @@ from openpyxl import Workbook
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
 
+from envs.canvas_arrange_exam import SCHEDULE, TASK, TBD, TRAP_PAGE
 from generators.canvas_arrange_exam.plan import (
-    LISTING_PAGE,
     CoursePlan,
     ExamDetails,
     WorldPlan,
@@ -30,29 +29,20 @@ from generators.canvas_arrange_exam.plan import (
     plan_world,
     truth_rows,
 )
-from generators.common import create_world, seeded_faker, templates
+from generators.common import create_world, finish_world, seeded_faker, templates
 from loca.core.clock import iso_z
 from loca.core.rng import WorldRng
-from loca.core.world import World, WorldMeta, content_hash, write_text_atomic
-from mock_servers import snapshot_ignore
+from loca.core.world import World, WorldMeta
 from mock_servers.canvas import domain as canvas
 from mock_servers.canvas.models import CanvasCourse, CanvasDiscussionTopic, CanvasEnrollment
-from mock_servers.core import snapshot
 from mock_servers.core.db import bulk_insert
 from mock_servers.core.files import save_workbook
 from mock_servers.email import domain as mail
 
-TASK = "canvas_arrange_exam"
-GENERATOR_VERSION = "1"
-SERVERS = ["canvas", "email", "excel", "filesystem", "claim_done"]
-HEADERS = ["Course Code", "Course Name", "Proctor Name", "Proctor Email", "Open-book/Closed-book",
-           "Final Date (MM/DD/YYYY)", "Start Time (HH:MM)", "Duration (minutes)", "Location",
-           "Information Source(Announcement/Email/Message)", "Course Credit"]
-OUTPUT_FILE = "exam_schedule.xlsx"
-SHEET = "Sheet1"
+VERSION = "2"
 ZONES = ["America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles"]
 LOCAL_NOW = datetime(2025, 1, 15, 9, 0)
-MIN_INBOX = LISTING_PAGE + 2
+MIN_INBOX = TRAP_PAGE + 2
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _TEMPLATES = templates(str(Path(__file__).parent / "templates"))
 
@@ -60,13 +50,17 @@ _TEMPLATES = templates(str(Path(__file__).parent / "templates"))
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    num_courses: int = Field(ge=3, le=400)
+    num_courses: int = Field(ge=TASK.scale.lo, le=TASK.scale.hi)
     num_distractor_emails: int | None = Field(default=None, ge=0)
 
     def resolved(self) -> dict[str, int]:
         extra = self.num_distractor_emails
         return {"num_courses": self.num_courses,
                 "num_distractor_emails": default_distractors(self.num_courses) if extra is None else extra}
+
+
+def resolve_params(params: dict[str, object]) -> dict[str, int]:
+    return Params.model_validate(params).resolved()
 
 
 # ---------------------------------------------------------------- text formats
@@ -100,7 +94,7 @@ def _fmt_duration(rng: random.Random, minutes: int) -> str:
 
 
 def _fmt_location(location: str | None) -> str:
-    return "TBD (to be announced)" if location is None else location
+    return TBD if location is None else location
 
 
 def _details(rng: random.Random, d: ExamDetails) -> dict[str, str]:
@@ -109,10 +103,12 @@ def _details(rng: random.Random, d: ExamDetails) -> dict[str, str]:
 
 
 def _changes(rng: random.Random, before: ExamDetails, after: ExamDetails) -> str:
-    parts = [f"the start time is now {_fmt_time(rng, after.start)}"]
+    """What a correction says, one changed field per line, no sentence punctuation after a
+    value (so a value copied exactly as announced has one reading)."""
+    lines = [f"New start time: {_fmt_time(rng, after.start)}"]
     if after.location != before.location:
-        parts.append(f"the location is now {_fmt_location(after.location)}")
-    return "; ".join(parts) + "."
+        lines.append(f"New location: {_fmt_location(after.location)}")
+    return "\n".join(lines)
 
 
 def _render(template: str, /, **values: object) -> str:
@@ -252,9 +248,9 @@ def _distractor(rng: random.Random, fake: Faker, clock: _Clock, student_first: s
 
 
 def _pagination_trap(mails: list[_Mail]) -> None:
-    """At least one e-mail carrying ground truth lies beyond the newest `LISTING_PAGE`."""
+    """At least one e-mail carrying ground truth lies beyond the newest `TRAP_PAGE`."""
     newest = sorted(mails, key=lambda m: m.at, reverse=True)
-    if any(m.key for m in newest[LISTING_PAGE:]):
+    if any(m.key for m in newest[TRAP_PAGE:]):
         return
     movable = [m for m in newest if m.movable]
     oldest = newest[-1].at
@@ -303,6 +299,7 @@ def _write_mail(session: Session, plan: WorldPlan, mails: list[_Mail], clock: _C
     for m in sorted(mails, key=lambda m: m.at):
         mail.deliver(session, sender=m.sender, sender_name=m.sender_name, to=[plan.student.email],
                      subject=m.subject, body=m.body, date=clock.utc(m.at))
+    assert account.id is not None
     mail.log_in(session, account.id)
     return {"address": plan.student.email}
 
@@ -314,9 +311,9 @@ def _secret(rng: random.Random) -> str:
 def _write_workspace(world: World) -> None:
     wb = Workbook()
     ws = wb.active
-    ws.title = SHEET
-    ws.append(HEADERS)
-    save_workbook(wb, world.workspace / OUTPUT_FILE, world.clock.at(0))
+    ws.title = SCHEDULE.sheet
+    ws.append(SCHEDULE.headers)
+    save_workbook(wb, world.workspace / SCHEDULE.file, world.clock.at(0))
 
 
 def generate(root: Path, params: dict[str, object], seed: int,
@@ -324,7 +321,7 @@ def generate(root: Path, params: dict[str, object], seed: int,
     """Build the world directory for (params, seed). Pure in its inputs: same inputs, same
     content hash."""
     p = Params.model_validate(params).resolved()
-    rngs = WorldRng(TASK, seed)
+    rngs = WorldRng(TASK.name, seed)
     zone = rngs.stream("zone").choice(ZONES)
     zone_info = ZoneInfo(zone)
     now_utc = LOCAL_NOW.replace(tzinfo=zone_info)
@@ -332,9 +329,9 @@ def generate(root: Path, params: dict[str, object], seed: int,
     fake = seeded_faker(rngs.stream("faker"))
     plan = plan_world({name: rngs.stream(name) for name in ("courses", "people", "modifiers")},
                       fake, p["num_courses"], p["num_distractor_emails"], LOCAL_NOW.date(), zone)
-    meta = WorldMeta(task=TASK, seed=seed, params=p, now=now_utc.isoformat(), tz=zone,
-                     target_tokens=target_tokens, generator_version=GENERATOR_VERSION)
-    world, db = create_world(root, meta, SERVERS)
+    meta = WorldMeta(task=TASK.name, seed=seed, params=p, now=now_utc.isoformat(), tz=zone,
+                     target_tokens=target_tokens, generator_version=VERSION)
+    world, db = create_world(root, meta, TASK.servers.values())
     mails = _mails(rngs.stream("mail"), rngs.stream("distractors"), plan, clock, fake)
     with db.write() as session:
         world.meta.accounts["canvas"] = _write_canvas(session, plan, clock, rngs.stream("topics"),
@@ -342,11 +339,4 @@ def generate(root: Path, params: dict[str, object], seed: int,
         world.meta.accounts["email"] = _write_mail(session, plan, mails, clock, rngs.stream("secrets2"))
     _write_workspace(world)
     db.dispose()
-    truth = {"file": OUTPUT_FILE, "sheet": SHEET, "headers": HEADERS, "rows": truth_rows(plan),
-             "writable": [OUTPUT_FILE], "servers": SERVERS}
-    write_text_atomic(world.truth_dir / "truth.json", json.dumps(truth, indent=1, ensure_ascii=False))
-    write_text_atomic(world.truth_dir / "snapshot.json",
-                      snapshot.take(world, snapshot_ignore(SERVERS), [OUTPUT_FILE]).model_dump_json(indent=1))
-    world.meta.content_hash = content_hash(world)
-    world.save()
-    return world
+    return finish_world(world, TASK, {SCHEDULE.file: truth_rows(plan)})

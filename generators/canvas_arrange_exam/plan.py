@@ -11,12 +11,13 @@ from typing import Literal
 
 from faker import Faker
 
+from envs.canvas_arrange_exam import TBD
+
 Category = Literal["announcement", "email", "no_final", "exempt", "past"]
+MIN_COURSES = 6
 CATEGORY_SHARES: dict[Category, float] = {
     "announcement": 0.70, "email": 0.16, "no_final": 0.07, "exempt": 0.04, "past": 0.03}
 MODIFIER_SHARES = {"location_tbd": 0.06, "datetime_tbd": 0.03, "corrected": 0.06}
-MIN_COURSES = 3
-LISTING_PAGE = 10  # the page size of the pagination trap (the smallest the oracle uses)
 START_SLOTS = [time(8, 0), time(9, 30), time(10, 0), time(11, 30), time(13, 0), time(14, 0),
                time(15, 30), time(16, 0), time(18, 30), time(19, 0)]
 DURATIONS = [60, 90, 120, 150, 180]
@@ -134,14 +135,14 @@ def _unique_catalogue(rng: random.Random, count: int) -> list[tuple[str, str]]:
 
 
 def _categories(rng: random.Random, n: int) -> list[Category]:
-    """One category per course: the guaranteed ones first (two announced finals, an e-mailed
-    one, excluded courses from 6 courses on, every category from 15 on), the rest drawn by the
-    fixed shares, then shuffled."""
+    """One category per course: the guaranteed ones first (three announced finals and two
+    e-mailed ones, so that two TBD dates and three dated finals fit; an excluded course; every
+    category from 15 courses on), the rest drawn by the fixed shares, then shuffled."""
     excluded: list[Category] = ["no_final", "exempt", "past"]
-    required: list[Category] = ["announcement", "announcement", "email"]
+    required: list[Category] = ["announcement", "announcement", "announcement", "email", "email"]
     if n >= 15:
         required += excluded
-    elif n >= 6:
+    else:
         required.append(rng.choice(excluded))
     cats: list[Category] = list(CATEGORY_SHARES)
     drawn = required + rng.choices(cats, weights=[CATEGORY_SHARES[c] for c in cats],
@@ -175,7 +176,7 @@ def plan_world(seed_rng: dict[str, random.Random], fake: Faker, num_courses: int
                num_distractor_emails: int, today: date, zone: str) -> WorldPlan:
     """Draw the whole world. `seed_rng` holds the named child streams."""
     if num_courses < MIN_COURSES:
-        raise ValueError(f"num_courses must be at least {MIN_COURSES}")
+        raise ValueError(f"num_courses must be at least {MIN_COURSES} (the guaranteed categories)")
     rng = seed_rng["courses"]
     school = fake.last_name()
     domain = f"{school.lower()}.edu"
@@ -231,16 +232,15 @@ def plan_world(seed_rng: dict[str, random.Random], fake: Faker, num_courses: int
 
 def _apply_modifiers(rng: random.Random, courses: list[CoursePlan], slots: _Slots) -> None:
     """TBD locations, TBD dates and corrections, each on distinct included finals. A TBD
-    location and a correction always occur; a TBD date from 15 courses on. At least three
-    included finals stay fully dated."""
+    location, a correction and two TBD dates (so the order of TBD rows is exercised) always
+    occur. At least three included finals stay fully dated."""
     included = [c for c in courses if c.included]
     rng.shuffle(included)
     counts = {mod: sum(rng.random() < share for _ in included)
               for mod, share in MODIFIER_SHARES.items()}
     counts["location_tbd"] = max(1, counts["location_tbd"])
     counts["corrected"] = max(1, counts["corrected"])
-    if len(courses) >= 15:
-        counts["datetime_tbd"] = max(1, counts["datetime_tbd"])
+    counts["datetime_tbd"] = max(2, counts["datetime_tbd"])
     counts["datetime_tbd"] = min(counts["datetime_tbd"], max(0, len(included) - 3))
     taken: set[int] = set()
     for mod in ("corrected", "location_tbd", "datetime_tbd"):
@@ -271,8 +271,9 @@ def _apply_modifiers(rng: random.Random, courses: list[CoursePlan], slots: _Slot
 def _break_code_order(courses: list[CoursePlan]) -> None:
     """Make sure sorting the dated rows by course code differs from sorting them by date, so a
     wrong sort key cannot pass the order check by luck."""
-    dated = [c for c in courses if c.included and c.final and c.final.starts_at]
-    by_time = sorted(dated, key=lambda c: c.final.starts_at)  # type: ignore[union-attr]
+    starts = {id(c): c.final.starts_at for c in courses if c.included and c.final and c.final.starts_at}
+    dated = [c for c in courses if id(c) in starts]
+    by_time = sorted(dated, key=lambda c: starts[id(c)])
     if [c.base_code for c in by_time] != sorted(c.base_code for c in dated):
         return
     a, b = by_time[0], by_time[-1]
@@ -293,16 +294,16 @@ def truth_rows(plan: WorldPlan) -> list[dict[str, object]]:
             "Proctor Name": c.instructor.name,
             "Proctor Email": c.instructor.email,
             "Open-book/Closed-book": c.exam_type,
-            "Final Date (MM/DD/YYYY)": f.day.strftime("%m/%d/%Y") if f.day else "TBD",
-            "Start Time (HH:MM)": f.start.strftime("%H:%M") if f.start else "TBD",
+            "Final Date (MM/DD/YYYY)": f.day.strftime("%m/%d/%Y") if f.day else TBD,
+            "Start Time (HH:MM)": f.start.strftime("%H:%M") if f.start else TBD,
             "Duration (minutes)": f.duration,
-            "Location": f.location if f.location is not None else "TBD",
+            "Location": f.location if f.location is not None else TBD,
             "Information Source(Announcement/Email/Message)":
                 "Announcement" if c.category == "announcement" else "Email",
             "Course Credit": c.credits,
         })
-    dated = [r for r in rows if r["Final Date (MM/DD/YYYY)"] != "TBD"]
-    tbd = [r for r in rows if r["Final Date (MM/DD/YYYY)"] == "TBD"]
+    dated = [r for r in rows if r["Final Date (MM/DD/YYYY)"] != TBD]
+    tbd = [r for r in rows if r["Final Date (MM/DD/YYYY)"] == TBD]
     dated.sort(key=lambda r: (datetime.strptime(str(r["Final Date (MM/DD/YYYY)"]), "%m/%d/%Y"),
                               r["Start Time (HH:MM)"]))
     tbd.sort(key=lambda r: str(r["Course Code"]))

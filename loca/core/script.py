@@ -1,8 +1,10 @@
-"""The action format shared by the env, scripted agents and the scaffold: one tool call, and
-what comes back from it."""
+"""The script protocol shared by the env, scripted agents and the scaffold: one tool call and
+what comes back from it; scripts (agents without a model) and the helpers they are written
+with; a task's scripted agents declared as data."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,11 +32,121 @@ Script = Generator["ToolRequest | list[ToolRequest] | str", "list[ToolReply]", A
 ScriptFn = Callable[[str, list[dict[str, Any]]], Script]  # (instruction, tools) -> script
 
 
-def resolve_tool(tools: list[dict[str, Any]], key: str, tool: str) -> str:
-    """The exposed name of server `key`'s `tool` under any naming mode (`<key>_<tool>` when
-    prefixed, else the bare name)."""
-    names = {t["name"] for t in tools}
-    for candidate in (f"{key}_{tool}", tool):
-        if candidate in names:
-            return candidate
-    raise KeyError(f"tool {tool} of server {key} is not exposed")
+
+
+Turn = Generator[list[ToolRequest], list[ToolReply], Any]
+
+
+class Tools:
+    """The tool list a script was given; `tools(key, tool)` is the exposed name of server
+    `key`'s `tool` under any naming mode (`<key>_<tool>` when prefixed, else the bare name)."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.names = {t["name"] for t in tools}
+
+    def __call__(self, key: str, tool: str) -> str:
+        for candidate in (f"{key}_{tool}", tool):
+            if candidate in self.names:
+                return candidate
+        raise KeyError(f"tool {tool} of server {key} is not exposed")
+
+
+def call(name: str, arguments: Mapping[str, Any]) -> Generator[ToolRequest, list[ToolReply], Any]:
+    """One call whose reply must succeed; its JSON (or text) comes back."""
+    [reply] = yield ToolRequest(name, arguments)
+    if reply.is_error:
+        raise RuntimeError(f"{name} failed: {reply.text}")
+    return parse_reply(reply)
+
+
+def parse_reply(reply: ToolReply) -> Any:
+    """A reply's JSON value, or its text when it is not JSON."""
+    try:
+        return json.loads(reply.text)
+    except json.JSONDecodeError:
+        return reply.text
+
+
+def _more(data: Mapping[str, Any], page: int) -> bool:
+    if "has_more" in data:
+        return bool(data["has_more"])
+    for key in ("total_pages", "totalPages"):
+        if key in data:
+            return page < int(data[key])
+    raise KeyError(f"no paging fields in a reply with keys {sorted(data)}")
+
+
+def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: str, size: int,
+          first_page_only: bool = False, page_key: str = "page") -> Turn:
+    """Every item of one paged listing per argument set (envelopes with `has_more`,
+    `total_pages` or `totalPages`). Each turn asks the next page of every unfinished listing at
+    once, as parallel calls; returns the items per argument set."""
+    items: list[list[Any]] = [[] for _ in arg_sets]
+    pending = list(range(len(arg_sets)))
+    page = 1
+    while pending:
+        replies = yield [ToolRequest(tool, {**arg_sets[i], page_key: page, size_key: size}) for i in pending]
+        still = []
+        for i, reply in zip(pending, replies, strict=True):
+            if reply.is_error:
+                raise RuntimeError(f"{tool} failed: {reply.text}")
+            data = json.loads(reply.text)
+            items[i].extend(data[items_key])
+            if _more(data, page) and not first_page_only:
+                still.append(i)
+        pending, page = still, page + 1
+    return items
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A failure mode: the oracle with `knobs` changed, and the check it must fail."""
+
+    knobs: Any
+    must_fail: str
+
+
+@dataclass(frozen=True)
+class ScriptedAgents:
+    """A task's scripted agents, declared as data. `derive(instruction, tools, knobs)` reads
+    through the tools only and returns the answer (for the oracle: exactly the generator's
+    ground truth answer); `write(instruction, tools, answer, knobs)` writes it. The oracle is
+    `derive` + `write` with `oracle` knobs, then claim_done; each mutant the same with its
+    knobs; the no-op agent only claims done and must fail `noop_must_fail`."""
+
+    derive: Callable[[str, Tools, Any], Script]
+    write: Callable[[str, Tools, Any, Any], Script]
+    oracle: Any
+    mutants: Mapping[str, Mutant]
+    noop_must_fail: str
+
+    def names(self) -> list[str]:
+        return ["oracle", "noop", *(f"mutant:{m}" for m in self.mutants)]
+
+    def must_fail(self, agent: str) -> str | None:
+        """The check `agent` must fail; None for the oracle."""
+        if agent == "oracle":
+            return None
+        if agent == "noop":
+            return self.noop_must_fail
+        return self.mutants[agent.removeprefix("mutant:")].must_fail
+
+    def script(self, agent: str) -> ScriptFn:
+        if agent not in self.names():
+            raise KeyError(f"unknown agent {agent!r}; scripted agents: {', '.join(self.names())}")
+        if agent == "noop":
+            return _claim_only
+        knobs = self.oracle if agent == "oracle" else self.mutants[agent.removeprefix("mutant:")].knobs
+
+        def solve(instruction: str, tools: list[dict[str, Any]]) -> Script:
+            named = Tools(tools)
+            answer = yield from self.derive(instruction, named, knobs)
+            yield from self.write(instruction, named, answer, knobs)
+            yield ToolRequest(named("claim_done", "claim_done"), {})
+
+        return solve
+
+
+def _claim_only(instruction: str, tools: list[dict[str, Any]]) -> Script:
+    """The no-op agent: claims the task done at once."""
+    yield ToolRequest(Tools(tools)("claim_done", "claim_done"), {})

@@ -16,7 +16,7 @@ _WRITE = "loca_write"
 
 def _configure(engine: Engine, readonly: bool) -> None:
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         if not readonly:
@@ -27,7 +27,7 @@ def _configure(engine: Engine, readonly: bool) -> None:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
+    def _on_begin(conn: Any) -> None:
         write = conn.get_execution_options().get(_WRITE, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 

@@ -61,8 +61,8 @@ _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 def workbook_bytes(wb: Workbook, moment: datetime) -> bytes:
     """Serialise a workbook byte-for-byte reproducibly: document times from the virtual clock,
     zip entry times fixed."""
-    naive_utc = moment.replace(tzinfo=None) if moment.utcoffset() is None else \
-        (moment - moment.utcoffset()).replace(tzinfo=None)
+    offset = moment.utcoffset()
+    naive_utc = (moment if offset is None else moment - offset).replace(tzinfo=None)
     wb.properties.created = naive_utc
     wb.properties.modified = naive_utc
     wb.properties.lastModifiedBy = None

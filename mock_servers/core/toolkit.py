@@ -29,7 +29,7 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ToolError
 from fastmcp.exceptions import ValidationError as FastMCPValidationError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
-from fastmcp.tools import Tool
+from fastmcp.tools import FunctionTool, Tool
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError as PydanticValidationError
 from sqlmodel import Session
@@ -112,7 +112,7 @@ class Toolbox:
         self.list_keys = list_keys
         self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})
         self.defs: dict[str, ToolDef] = {}
-        self._templates: dict[tuple[str, str, str], Tool] = {}
+        self._templates: dict[tuple[str, str, str], FunctionTool] = {}
 
     def tool(
         self,
@@ -134,7 +134,7 @@ class Toolbox:
             return fn
         return register
 
-    def template(self, name: str, exposed: str, prefix: str) -> Tool:
+    def template(self, name: str, exposed: str, prefix: str) -> FunctionTool:
         """The FastMCP tool of `name` with its parsed, normalised schema, built once per
         listing and copied onto each runtime (parsing the signature is the costly part)."""
         key = (name, exposed, prefix)
@@ -157,7 +157,7 @@ class Toolbox:
                 idempotentHint=tdef.idempotent,
                 openWorldHint=False,
             )
-            tool = Tool.from_function(unbound, name=exposed, tags=tags, annotations=annotations,
+            tool = FunctionTool.from_function(unbound, name=exposed, tags=tags, annotations=annotations,
                                       output_schema=None, run_in_thread=False)
             tool.parameters = normalize_schema(tool.parameters)
             self._templates[key] = tool

@@ -195,7 +195,7 @@ class StreamAssembler:
     def message(self) -> tuple[Message, FinishReason]:
         calls = [ToolCallPart.parse(b.call_id, b.name, "".join(b.arguments))
                  for _, b in sorted(self.calls.items())]
-        joined = {name: "".join(pieces) for name, pieces in self.reasoning.items()}
+        joined: dict[str, Any] = {name: "".join(pieces) for name, pieces in self.reasoning.items()}
         reasoning = _reasoning_parts(joined)
         refusal = "".join(self.refusal) or None
         message = assistant_message(refusal or "".join(self.text), calls, reasoning,

@@ -46,6 +46,7 @@ class GeneratorPolicy:
                        tools: Sequence[Mapping[str, Any]]) -> Message:
         if self._finished:
             return assistant_message(self._final_text)
+        item: ScriptItem
         try:
             if self._generator is None:
                 self._generator = self._script(_instruction(view), [dict(t) for t in tools])
@@ -115,10 +116,11 @@ class ScriptedClient:
         if self._policy is not None:
             message = await self._policy(request.messages, request.tools)
         else:
-            message = next(self._sequence, None)
-            if message is None:
+            scripted = next(self._sequence, None)
+            if scripted is None:
                 raise LLMCallError("fatal", "scripted sequence exhausted",
                                    attempts=(Attempt(1, "fatal", None, "sequence exhausted"),))
+            message = scripted
         usage = Usage(input_tokens=request.predicted_input_tokens,
                       output_tokens=message_tokens(message), reported=False)
         return GenerateResult(message=message,

@@ -3,18 +3,15 @@ failure-mode mutants, each one knob away from the oracle."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from functools import partial
 from typing import Any
 
-from envs.canvas_arrange_exam import read_everything
-from loca.core.script import Script, ToolRequest, resolve_tool
+from envs.canvas_arrange_exam import SCHEDULE, TBD, TRAP_PAGE, read_everything
+from loca.core.script import Mutant, Script, ScriptedAgents, Tools, call
 
 SUFFIX = re.compile(r"-\d+$")
-TBD = "TBD"
 
 
 @dataclass(frozen=True)
@@ -29,6 +26,7 @@ class Knobs:
     rename_first_header: bool = False  # writes "Course" over "Course Code"
     perturb_duration: bool = False  # one value off by 15 minutes
     include_other_courses: bool = False  # rows for exam mails of courses I do not take
+    send_schedule: bool = False  # also e-mails the schedule to myself (a side effect)
 
 
 @dataclass
@@ -59,7 +57,7 @@ class CourseNotes:
 
 def _field(text: str, label: str) -> str | None:
     match = re.search(rf"{label}: ([^;\n]+)", text)
-    return match.group(1).strip().rstrip(".") if match else None
+    return match.group(1).strip() if match else None
 
 
 def parse_date(text: str) -> date | None:
@@ -106,12 +104,10 @@ def parse_exam(text: str, source: str) -> Exam:
 
 def parse_changes(text: str) -> dict[str, str]:
     changes = {}
-    start = re.search(r"the start time is now ([^;.\n]+)", text)
-    if start:
-        changes["time"] = start.group(1).strip()
-    location = re.search(r"the location is now ([^;\n]+?)\.?(?:\n|$)", text)
-    if location:
-        changes["location"] = location.group(1).strip().rstrip(".")
+    for key, label in (("time", "New start time"), ("location", "New location")):
+        value = _field(text, label)
+        if value is not None:
+            changes[key] = value
     return changes
 
 
@@ -192,9 +188,10 @@ def _today(instruction: str) -> date:
     return datetime.strptime(match.group(1), "%A, %B %d, %Y").date()
 
 
-def solve(instruction: str, tools: list[dict[str, Any]], knobs: Knobs = Knobs()) -> Script:
+def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
+    """Read everything and compute the rows (the answer), in sheet order."""
     today = _today(instruction)
-    page = 10 if knobs.first_page_only else None
+    page = TRAP_PAGE if knobs.first_page_only else None
     courses, announcements, emails = yield from read_everything(
         tools, per_page=page or 100, page_size=page or 50,
         first_page_only=knobs.first_page_only, read_mail=knobs.read_mail)
@@ -213,33 +210,40 @@ def solve(instruction: str, tools: list[dict[str, Any]], knobs: Knobs = Knobs())
     rows = dated + sorted((r for r in rows if r[5] == TBD), key=lambda r: r[0])
     if knobs.sort_by_code:
         rows.sort(key=lambda r: r[0])
+    return {SCHEDULE.file: [dict(zip(SCHEDULE.headers, r, strict=True)) for r in rows]}
 
-    metadata = resolve_tool(tools, "excel", "get_workbook_metadata")
-    [reply] = yield ToolRequest(metadata, {"filepath": "exam_schedule.xlsx"})
-    sheet = json.loads(reply.text)["sheets"][0]["name"]
-    write = resolve_tool(tools, "excel", "write_data_to_excel")
+
+def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
+    """Fill the sheet below its header row."""
+    meta = yield from call(tools("excel", "get_workbook_metadata"), {"filepath": SCHEDULE.file})
+    sheet = meta["sheets"][0]["name"]
+    rows = [[r[h] for h in SCHEDULE.headers] for r in answer[SCHEDULE.file]]
     if rows:
-        yield ToolRequest(write, {"filepath": "exam_schedule.xlsx", "sheet_name": sheet,
-                                  "data": rows, "start_cell": "A2"})
+        yield from call(tools("excel", "write_data_to_excel"), {
+            "filepath": SCHEDULE.file, "sheet_name": sheet, "data": rows, "start_cell": "A2"})
     if knobs.rename_first_header:
-        yield ToolRequest(write, {"filepath": "exam_schedule.xlsx", "sheet_name": sheet,
-                                  "data": [["Course"]], "start_cell": "A1"})
-    yield ToolRequest(resolve_tool(tools, "claim_done", "claim_done"), {})
+        yield from call(tools("excel", "write_data_to_excel"), {
+            "filepath": SCHEDULE.file, "sheet_name": sheet, "data": [["Course"]], "start_cell": "A1"})
+    if knobs.send_schedule:
+        me = yield from call(tools("canvas", "canvas_get_current_user"), {})
+        yield from call(tools("email", "send_email"), {
+            "to": me["email"], "subject": "My exam schedule", "body": f"{len(rows)} finals to go."})
 
 
-# mutant name -> (its deviation, the check it must fail)
-MUTANTS: dict[str, tuple[Knobs, str]] = {
-    "first_page": (Knobs(first_page_only=True), "row_keys"),
-    "ignore_email": (Knobs(read_mail=False), "row_keys"),
-    "stale_correction": (Knobs(apply_corrections=False), "values"),
-    "midterm_location": (Knobs(fill_tbd_location_with_midterm=True), "values"),
-    "sort_by_code": (Knobs(sort_by_code=True), "order"),
-    "renamed_column": (Knobs(rename_first_header=True), "file_header"),
-    "perturbed_value": (Knobs(perturb_duration=True), "values"),
-    "extra_row": (Knobs(include_other_courses=True), "row_keys"),
-}
-
-SCRIPTS = {"oracle": solve} | {f"mutant:{name}": partial(solve, knobs=knobs)
-                               for name, (knobs, _) in MUTANTS.items()}
-EXPECTED_FAILURES = {"noop": "row_keys"} | {f"mutant:{name}": check
-                                            for name, (_, check) in MUTANTS.items()}
+AGENTS = ScriptedAgents(
+    derive=derive,
+    write=write,
+    oracle=Knobs(),
+    mutants={
+        "first_page": Mutant(Knobs(first_page_only=True), "row_keys"),
+        "ignore_email": Mutant(Knobs(read_mail=False), "row_keys"),
+        "stale_correction": Mutant(Knobs(apply_corrections=False), "values"),
+        "midterm_location": Mutant(Knobs(fill_tbd_location_with_midterm=True), "values"),
+        "sort_by_code": Mutant(Knobs(sort_by_code=True), "order"),
+        "renamed_column": Mutant(Knobs(rename_first_header=True), "file_header"),
+        "perturbed_value": Mutant(Knobs(perturb_duration=True), "values"),
+        "extra_row": Mutant(Knobs(include_other_courses=True), "row_keys"),
+        "sends_mail": Mutant(Knobs(send_schedule=True), "no_side_effects"),
+    },
+    noop_must_fail="row_keys",
+)

@@ -1,23 +1,24 @@
-"""Environment description length: the cl100k_base tokens of the task's read set, read
-through the same servers an agent uses."""
+"""Building a world: generate it, measure its environment description length (the cl100k_base
+tokens of the task's read set, read through the same servers an agent uses) and record it."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from envs.core.registry import Task
 from loca.core.script import Script, ScriptFn, ToolReply, ToolRequest
 from loca.core.tokens import encoding
 from loca.core.world import World
 from mock_servers.gateway import Gateway
 
-if TYPE_CHECKING:
-    from loca.registry import TaskSpec
+Dispatch = Callable[[ToolRequest], Awaitable[ToolReply]]
 
 
-async def drive(script: Script, call: Callable[[ToolRequest], Awaitable[ToolReply]]) -> list[ToolReply]:
-    """Run a script straight against a dispatcher (no model in between); every reply in order."""
+async def drive(script: Script, call: Dispatch) -> tuple[list[ToolReply], Any]:
+    """Run a script straight against a dispatcher (no model in between): every reply in order,
+    and the script's return value."""
     replies: list[ToolReply] = []
     try:
         step = next(script)
@@ -29,17 +30,16 @@ async def drive(script: Script, call: Callable[[ToolRequest], Awaitable[ToolRepl
             turn = [await call(r) for r in requests]
             replies.extend(turn)
             step = script.send(turn)
-    except StopIteration:
-        return replies
+    except StopIteration as stop:
+        return replies, stop.value
 
 
-def dispatcher(gateway: Gateway, errors_raise: bool = False
-               ) -> Callable[[ToolRequest], Awaitable[ToolReply]]:
+def dispatcher(gateway: Gateway, errors_raise: bool = False) -> Dispatch:
     """Tool calls of a script answered by `gateway`; with `errors_raise`, an error result is an
     exception (for scripts that must never fail, such as a read set)."""
 
     async def call(request: ToolRequest) -> ToolReply:
-        outcome = await gateway.call(request.name, dict(request.arguments))
+        outcome = await gateway.call(request.name, dict(request.arguments))  # type: ignore[arg-type]
         if errors_raise and outcome.is_error:
             raise RuntimeError(f"{request.name} failed: {outcome.text}")
         return ToolReply(outcome.text, outcome.is_error)
@@ -47,26 +47,26 @@ def dispatcher(gateway: Gateway, errors_raise: bool = False
     return call
 
 
-def tool_names(gateway: Gateway) -> list[dict[str, str]]:
+def tool_list(gateway: Gateway) -> list[dict[str, str]]:
     """The tool list a script needs (exposed names)."""
     return [{"name": s.name} for s in gateway.specs]
 
 
-async def measure(gateway: Gateway, read_script: ScriptFn) -> int:
+async def measure(gateway: Gateway, read_set: ScriptFn) -> int:
     """Sum of the token counts of the read set's outputs (each output is one message the agent
     reads). A read-set call that fails is a generator bug and raises."""
-    replies = await drive(read_script("", tool_names(gateway)), dispatcher(gateway, errors_raise=True))
+    replies, _ = await drive(read_set("", tool_list(gateway)), dispatcher(gateway, errors_raise=True))
     return sum(len(ids) for ids in encoding().encode_ordinary_batch([r.text for r in replies]))
 
 
-async def build_world(task: TaskSpec, root: Path, params: dict[str, Any], seed: int,
+async def build_world(task: Task, root: Path, params: dict[str, Any], seed: int,
                       target: int | None = None) -> World:
     """Generate the world of (task, params, seed) at `root`, measure its environment
     description length and record it in `world.json`."""
     world = task.generate(root, params, seed, target)
-    gateway = Gateway(world, task.servers)
+    gateway = Gateway(world, task.spec.servers)
     try:
-        world.meta.env_description_tokens = await measure(gateway, task.read_script)
+        world.meta.env_description_tokens = await measure(gateway, task.spec.read_set)
     finally:
         gateway.close()
     world.save()

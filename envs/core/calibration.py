@@ -1,7 +1,8 @@
 """Calibration: the scale parameters that make a world of (task, seed) hit a token target.
 
-Tables live in `loca/calibration_tables/<task>.json` and ship with the package; a (target, seed) that is
-not in the table, or a table made for another generator version, is calibrated on the fly."""
+Each task's table is `calibration.json` in its generator's folder and ships with the package; a
+(target, seed) that is not in the table, or a table made for another generator version, is
+calibrated on the fly."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from envs.core.build import build_world
+from envs.core.registry import Task
 from loca.core.world import write_text_atomic
-from loca.measure import build_world
-from loca.registry import TaskSpec
 
-TABLE_DIR = Path(__file__).parent / "calibration_tables"
+TABLE_FILE = "calibration.json"
 TOLERANCE = 0.05
 MAX_PROBES = 24
 
@@ -40,11 +41,11 @@ class CalibrationError(ValueError):
     pass
 
 
-def table_path(task: TaskSpec) -> Path:
-    return TABLE_DIR / f"{task.name}.json"
+def table_path(task: Task) -> Path:
+    return task.generator_dir / TABLE_FILE
 
 
-def load_table(task: TaskSpec) -> Table | None:
+def load_table(task: Task) -> Table | None:
     path = table_path(task)
     if not path.is_file():
         return None
@@ -52,7 +53,7 @@ def load_table(task: TaskSpec) -> Table | None:
     return table if table.generator_version == task.generator_version else None
 
 
-async def measure_params(task: TaskSpec, params: dict[str, Any], seed: int, work_dir: Path) -> int:
+async def measure_params(task: Task, params: dict[str, Any], seed: int, work_dir: Path) -> int:
     world = await build_world(task, work_dir / "probe", params, seed)
     assert world.meta.env_description_tokens is not None
     return world.meta.env_description_tokens
@@ -61,7 +62,7 @@ async def measure_params(task: TaskSpec, params: dict[str, Any], seed: int, work
 class _Prober:
     """Measures candidate params, remembering every probe."""
 
-    def __init__(self, task: TaskSpec, seed: int, work_dir: Path) -> None:
+    def __init__(self, task: Task, seed: int, work_dir: Path) -> None:
         self.task, self.seed, self.work_dir = task, seed, work_dir
         self.seen: dict[tuple[tuple[str, int], ...], int] = {}
 
@@ -74,13 +75,13 @@ class _Prober:
         return self.seen[key]
 
 
-async def calibrate_one(task: TaskSpec, target: int, seed: int, tolerance: float = TOLERANCE,
+async def calibrate_one(task: Task, target: int, seed: int, tolerance: float = TOLERANCE,
                         work_dir: Path | None = None) -> Entry:
     """Search the primary parameter (largest value whose world stays at or under the target),
     then the fine one, until the measured length is within `tolerance` of the target."""
     with tempfile.TemporaryDirectory(prefix="loca-cal-", dir=work_dir) as tmp:
         probe = _Prober(task, seed, Path(tmp))
-        scale = task.scale
+        scale = task.spec.scale
         lo, hi = scale.lo, scale.hi
         size_lo = await probe({scale.primary: lo})
         if size_lo > target * (1 + tolerance) and scale.fine is None:
@@ -104,9 +105,9 @@ async def calibrate_one(task: TaskSpec, target: int, seed: int, tolerance: float
         return await _tune_fine(task, probe, best, size_lo, target, tolerance)
 
 
-async def _tune_fine(task: TaskSpec, probe: _Prober, base: dict[str, int], size: int,
+async def _tune_fine(task: Task, probe: _Prober, base: dict[str, int], size: int,
                      target: int, tolerance: float) -> Entry:
-    fine = task.scale.fine
+    fine = task.spec.scale.fine
     assert fine is not None
     count = task.resolve_params(base)[fine]
     per_item = 100.0
@@ -125,14 +126,14 @@ async def _tune_fine(task: TaskSpec, probe: _Prober, base: dict[str, int], size:
     return _accept(task, target, params, size, tolerance)
 
 
-def _accept(task: TaskSpec, target: int, params: dict[str, int], size: int, tolerance: float) -> Entry:
+def _accept(task: Task, target: int, params: dict[str, int], size: int, tolerance: float) -> Entry:
     if abs(size - target) > tolerance * target:
         raise CalibrationError(
             f"{task.name}: closest world to {target} tokens measures {size} (params {params})")
     return Entry(params=params, measured=size)
 
 
-async def params_for(task: TaskSpec, target: int, seed: int) -> dict[str, int]:
+async def params_for(task: Task, target: int, seed: int) -> dict[str, int]:
     """Parameters for (target, seed): from the shipped table, else calibrated now."""
     table = load_table(task)
     entry = table.entries.get(str(target), {}).get(str(seed)) if table else None
@@ -141,11 +142,11 @@ async def params_for(task: TaskSpec, target: int, seed: int) -> dict[str, int]:
     return entry.params
 
 
-async def calibrate(task: TaskSpec, targets: list[int], seeds: list[int],
+async def calibrate(task: Task, targets: list[int], seeds: list[int],
                     tolerance: float = TOLERANCE,
                     progress: Callable[[int, int, Entry], None] | None = None) -> Table:
     """Calibrate every (target, seed), merge into the task's table and save it."""
-    table = load_table(task) or Table(task=task.name, task_version=task.version,
+    table = load_table(task) or Table(task=task.name, task_version=task.spec.version,
                                       generator_version=task.generator_version,
                                       tolerance=tolerance, entries={})
     for target in targets:
@@ -156,6 +157,5 @@ async def calibrate(task: TaskSpec, targets: list[int], seeds: list[int],
                 progress(target, seed, entry)
     table.entries = {k: dict(sorted(v.items(), key=lambda kv: int(kv[0])))
                      for k, v in sorted(table.entries.items(), key=lambda kv: int(kv[0]))}
-    TABLE_DIR.mkdir(parents=True, exist_ok=True)
     write_text_atomic(table_path(task), table.model_dump_json(indent=1) + "\n")
     return table

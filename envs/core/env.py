@@ -10,19 +10,19 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 from gymnasium import spaces
 
 from checkers.verdict import Verdict
-from envs.errors import EnvSetupError
-from loca.calibration import params_for
+from envs.core.build import build_world
+from envs.core.calibration import params_for
+from envs.core.errors import EnvSetupError
+from envs.core.registry import get_task
 from loca.core.lengths import parse_length
 from loca.core.tokens import schema_tokens
 from loca.core.world import World
-from loca.measure import build_world
-from loca.registry import TaskSpec
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 
 FINAL = "__final__"
@@ -66,17 +66,19 @@ class ToolCallSpace(gym.Space[dict[str, Any]]):
 
 
 class LocaEnv(gym.Env[str, dict[str, Any]]):
-    """One task. Constructing is cheap; `reset` generates, measures and serves the world.
+    """Any registered task (`task`, its name). Constructing is cheap; `reset` generates,
+    measures and serves the world. `tool_filter`: `all` tools of the task's servers, the `core`
+    (P1) ones, or the `task`'s own allow-list.
 
     Options of `reset`: `length` ("32k" or a token count; default the constructor's),
     `episode_dir` (where the world lives; default a temporary directory removed on close),
     `params` (explicit scale parameters instead of the calibrated ones)."""
 
-    task: ClassVar[TaskSpec]
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, length: str | int = "8k", naming: Naming = "prefixed",
+    def __init__(self, task: str, length: str | int = "8k", naming: Naming = "prefixed",
                  tool_filter: ToolFilter = "all", render_mode: None = None) -> None:
+        self.task = get_task(task)
         self.length = parse_length(length)
         self.naming: Naming = naming
         self.tool_filter: ToolFilter = tool_filter
@@ -107,19 +109,20 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             params = explicit or await params_for(self.task, target, seed)
             root = Path(episode_dir) if episode_dir else self._temp_root()
             world = await build_world(self.task, root, params, seed, target)
-            gateway = Gateway(world, self.task.servers, self.naming, self.tool_filter)
+            gateway = Gateway(world, self.task.spec.servers, self.naming, self.tool_filter,
+                              self.task.spec.tools)
         except Exception as exc:
             raise EnvSetupError(f"{self.task.name}: reset failed: {exc}") from exc
         self.world, self.gateway, self._done = world, gateway, False
-        self.action_space.bind(gateway.specs)
-        terminal = exposed_name(*self.task.terminal_tool, self.naming)
+        self.action_space.bind(gateway.specs)  # type: ignore[attr-defined]
+        terminal = exposed_name(*self.task.spec.terminal_tool, self.naming)
         if gateway.spec(terminal) is None:
             raise EnvSetupError(f"{self.task.name}: terminal tool {terminal} is not exposed")
         tools = [{"name": s.name, "description": s.description,
                   "parameters": copy.deepcopy(s.parameters)} for s in gateway.specs]
         info = {
             "task": self.task.name,
-            "task_version": self.task.version,
+            "task_version": self.task.spec.version,
             "seed": seed,
             "params": dict(world.meta.params),
             "target_tokens": target,
@@ -134,7 +137,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "name_map": {s.name: [s.server, s.tool] for s in gateway.specs},
             "timings": {"reset_s": time.perf_counter() - started},
         }
-        return self.task.instruction(world), info
+        return self.task.spec.instruction(world), info
 
     async def astep(self, action: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self.gateway is None or self.world is None:
@@ -155,7 +158,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
         outcome = await self.gateway.call(str(name), arguments)
         info = {"call_id": call_id, "is_error": outcome.is_error,
                 "server": self.gateway.routes.get(str(name), (None, None))[0]}
-        if name == exposed_name(*self.task.terminal_tool, self.naming) and not outcome.is_error:
+        if name == exposed_name(*self.task.spec.terminal_tool, self.naming) and not outcome.is_error:
             return self._finish(outcome.text, call_id, info)
         return outcome.text, 0.0, False, False, info
 

@@ -1,11 +1,13 @@
 """Benchmarks of the gym (numbers and ratios, not pass/fail tests).
 
-    python bench/bench_gym.py            # print the tables
-    python bench/bench_gym.py --write    # also write bench/RESULTS.md
+    python bench/bench_gym.py                      # every task, print the tables
+    python bench/bench_gym.py --tasks a,b --write  # some tasks; also write bench/RESULTS.md
 
-Measures, in one warm process: generate + reset per length tier, one calibration search, tool
-call latency in-process and over stdio (official MCP SDK client), and the oracle sweep over every
-tier and seed."""
+Measures, per registered task in one warm process: generation and the whole reset (generate,
+measure, serve) at every tier; the in-process latency of every tool its read set calls, on a
+256K world (the tools an agent calls most); one calibration search for a seed outside the table.
+Then the CLI's start-up (`loca --help`, `loca tasks`), a tool call over stdio, and the oracle
+sweep over every task, tier and seed with one and two processes."""
 
 from __future__ import annotations
 
@@ -15,16 +17,21 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
-import envs  # noqa: F401
-from envs.canvas_arrange_exam import TASK, CanvasArrangeExamEnv
+import envs  # noqa: F401  (registers the gym ids)
+from envs.core.build import dispatcher, drive, tool_list
 from envs.core.calibration import calibrate_one, params_for
+from envs.core.env import LocaEnv
+from envs.core.registry import Task, tasks
 from loca.core.lengths import TIERS, parse_length
+from loca.core.script import ToolReply, ToolRequest
+from loca.core.world import World
 from loca.episode import run_episode
 from loca.runner import RunConfig, execute
 from mock_servers.gateway import Gateway
@@ -37,20 +44,18 @@ def _stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def bench_reset(repeats: int) -> list[tuple[str, int, float, float]]:
-    """Per tier: measured tokens, generation alone, and the whole reset (generate, measure,
-    serve), medians in a warm process."""
+def bench_reset(task: Task, repeats: int) -> list[tuple[str, int, float, float]]:
+    """Per tier: measured tokens, generation alone, and the whole reset, medians."""
     rows = []
-    env = CanvasArrangeExamEnv()
-    env.reset(seed=0)  # warm up imports and the tokenizer
+    env = LocaEnv(task.name)
+    env.reset(seed=0)  # warm up imports, the tokenizer and the tool schemas
     scratch = Path(tempfile.mkdtemp(prefix="loca-gen-"))
     for tier in TIERS:
-        params = asyncio.run(params_for(TASK, parse_length(tier), 0))
-        gens, totals = [], []
-        tokens = 0
+        params = asyncio.run(params_for(task, parse_length(tier), 0))
+        gens, totals, tokens = [], [], 0
         for _ in range(repeats):
             started = time.perf_counter()
-            TASK.generate(scratch / "world", params, 0, None)
+            task.generate(scratch / "world", params, 0)
             gens.append(time.perf_counter() - started)
             started = time.perf_counter()
             _, info = env.reset(seed=0, options={"length": tier})
@@ -62,51 +67,49 @@ def bench_reset(repeats: int) -> list[tuple[str, int, float, float]]:
     return rows
 
 
-def bench_calibration() -> tuple[int, float, int]:
+def bench_read_tools(task: Task, world: World, rounds: int) -> list[tuple[str, int, float, float]]:
+    """Every call of the read set, timed over `rounds` runs; per tool: calls, median, p95."""
+    gateway = Gateway(world, task.spec.servers)
+    call = dispatcher(gateway, errors_raise=True)
+    samples: dict[str, list[float]] = defaultdict(list)
+
+    async def timed(request: ToolRequest) -> ToolReply:
+        started = time.perf_counter()
+        reply = await call(request)
+        samples[request.name].append(time.perf_counter() - started)
+        return reply
+
+    for _ in range(rounds):
+        asyncio.run(drive(task.spec.read_set("", tool_list(gateway)), timed))
+    gateway.close()
+    return [(name, len(s) // rounds, *_stats(s)) for name, s in sorted(samples.items())]
+
+
+def bench_calibration(task: Task) -> tuple[int, float, int]:
     target = parse_length("64k")
     started = time.perf_counter()
-    entry = asyncio.run(calibrate_one(TASK, target, seed=99))
+    entry = asyncio.run(calibrate_one(task, target, seed=99))
     return target, time.perf_counter() - started, entry.measured
 
 
-CALLS = [
-    ("canvas_canvas_get_course", {"course_id": 7}),
-    ("canvas_canvas_list_announcements", {"course_id": 7}),
-    ("canvas_canvas_list_courses", {"per_page": 10}),
-    ("email_get_emails", {"page_size": 20}),
-    ("email_read_email", {"email_id": "5"}),
-    ("excel_read_data_from_excel", {"filepath": "exam_schedule.xlsx", "sheet_name": "Sheet1"}),
-]
+def bench_command(args: list[str], repeats: int = 5) -> float:
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        subprocess.run(args, check=True, capture_output=True)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
 
 
-def bench_in_process(world_root: Path, n: int) -> list[tuple[str, float, float]]:
-    from loca.core.world import World
-
-    gateway = Gateway(World.load(world_root), TASK.servers)
-    rows = []
-
-    async def measure(name: str, args: dict[str, Any]) -> list[float]:
-        samples = []
-        for _ in range(n):
-            started = time.perf_counter()
-            outcome = await gateway.call(name, args)
-            samples.append(time.perf_counter() - started)
-            assert not outcome.is_error, outcome.text
-        return samples
-
-    for name, args in CALLS:
-        median, p95 = _stats(asyncio.run(measure(name, args)))
-        rows.append((name, median, p95))
-    gateway.close()
-    return rows
-
-
-def bench_stdio(world_root: Path, n: int) -> tuple[float, float]:
+def bench_stdio(task: Task, world: World, n: int) -> tuple[str, float, float]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "mock_servers", "canvas", "--world", str(world_root)])
+    gateway = Gateway(world, task.spec.servers)
+    spec = next(s for s in gateway.specs if s.read_only and not s.parameters["required"])
+    gateway.close()
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "mock_servers", task.spec.servers[spec.server], "--world", str(world.root)])
 
     async def session() -> list[float]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
@@ -114,16 +117,16 @@ def bench_stdio(world_root: Path, n: int) -> tuple[float, float]:
             samples = []
             for _ in range(n):
                 started = time.perf_counter()
-                await client.call_tool("canvas_get_course", {"course_id": 7})
+                await client.call_tool(spec.tool, {})
                 samples.append(time.perf_counter() - started)
             return samples
 
-    return _stats(asyncio.run(session()))
+    return (spec.tool, *_stats(asyncio.run(session())))
 
 
-def bench_sweep(processes: int) -> tuple[float, dict[str, Any]]:
+def bench_sweep(names: list[str], processes: int) -> tuple[float, dict[str, object]]:
     out = Path(tempfile.mkdtemp(prefix="loca-sweep-"))
-    config = RunConfig(task=TASK.name, lengths=[parse_length(t) for t in TIERS], seeds=list(range(5)),
+    config = RunConfig(tasks=names, lengths=[parse_length(t) for t in TIERS], seeds=list(range(5)),
                        agent="oracle")
     started = time.perf_counter()
     summary = execute(config, out, run_episode, processes=processes)
@@ -137,49 +140,61 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}")
 
 
+def task_section(task: Task, repeats: int, rounds: int) -> list[str]:
+    lines = [f"## {task.name}", "", f"Generate + reset (warm process, seed 0, median of {repeats}):", "",
+             "| tier | measured tokens | generate s | reset s (generate + measure + serve) |",
+             "|---|---|---|---|"]
+    for tier, tokens, gen, total in bench_reset(task, repeats):
+        lines.append(f"| {tier} | {tokens} | {gen:.2f} | {total:.2f} |")
+    root = Path(tempfile.mkdtemp(prefix="loca-bench-")) / "world"
+    env = LocaEnv(task.name)
+    env.reset(seed=0, options={"length": "256k", "episode_dir": str(root)})
+    lines += ["", f"In-process latency of the tools of the read set on a 256K world ({rounds} rounds):", "",
+              "| tool | calls per read set | median ms | p95 ms |", "|---|---|---|---|"]
+    for name, calls, median, p95 in bench_read_tools(task, World.load(root), rounds):
+        lines.append(f"| `{name}` | {calls} | {1000 * median:.3f} | {1000 * p95:.3f} |")
+    env.close()
+    shutil.rmtree(root.parent, ignore_errors=True)
+    target, seconds, measured = bench_calibration(task)
+    lines += ["", f"One calibration search (64k, seed 99, not in the table): {seconds:.1f} s, "
+              f"lands at {measured} tokens ({100 * (measured - target) / target:+.1f}%).", ""]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", default="all", help="comma-separated task names, or all")
     parser.add_argument("--write", action="store_true", help="write bench/RESULTS.md")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=5, help="read-set runs timed per task")
+    parser.add_argument("--sweep", action="store_true", help="also time the oracle sweep")
     args = parser.parse_args()
+    names = sorted(tasks()) if args.tasks == "all" else args.tasks.split(",")
     lines = [f"Machine: {machine()}.", ""]
-
-    lines += ["## Generate + reset (warm process, seed 0, median of "
-              f"{args.repeats})", "",
-              "| tier | measured tokens | generate s | reset s (generate + measure + serve) |",
-              "|---|---|---|---|"]
-    for tier, tokens, gen, total in bench_reset(args.repeats):
-        lines.append(f"| {tier} | {tokens} | {gen:.2f} | {total:.2f} |")
-    print("\n".join(lines), flush=True)
-
-    target, seconds, measured = bench_calibration()
-    lines += ["", "## Calibration", "",
-              f"One search (64k, seed 99, not in the table): {seconds:.1f} s, lands at {measured} tokens "
-              f"({100 * (measured - target) / target:+.1f}%)."]
-
-    world = Path(tempfile.mkdtemp(prefix="loca-bench-")) / "world"
-    env = CanvasArrangeExamEnv()
-    env.reset(seed=0, options={"length": "256k", "episode_dir": str(world)})
-    lines += ["", f"## Tool calls on a 256k world ({args.calls} calls each)", "",
-              "| tool | median ms | p95 ms |", "|---|---|---|"]
-    for name, median, p95 in bench_in_process(world, args.calls):
-        lines.append(f"| in-process `{name}` | {1000 * median:.3f} | {1000 * p95:.3f} |")
-    median, p95 = bench_stdio(world, args.calls)
-    lines.append(f"| stdio (MCP SDK client) `canvas_get_course` | {1000 * median:.3f} | {1000 * p95:.3f} |")
-    env.close()
-    shutil.rmtree(world.parent, ignore_errors=True)
-    print("\n".join(lines[-(len(CALLS) + 5):]), flush=True)
-
-    lines += ["", "## Oracle sweep (7 tiers x 5 seeds = 35 episodes)", "",
-              "| processes | seconds | passed |", "|---|---|---|"]
-    for processes in (1, 2):
-        elapsed, summary = bench_sweep(processes)
-        lines.append(f"| {processes} | {elapsed:.1f} | {summary['passed']}/{summary['episodes']} |")
-    text = "# Benchmarks\n\n" + "\n".join(lines) + "\n"
-    print("\n".join(lines[-5:]))
+    for name in names:
+        section = task_section(tasks()[name], args.repeats, args.rounds)
+        print("\n".join(section), flush=True)
+        lines += section
+    loca = [sys.executable, "-m", "loca"]
+    lines += ["## Start-up and transports", "",
+              f"- `loca --help`: {bench_command([*loca, '--help']):.2f} s; "
+              f"`loca tasks`: {bench_command([*loca, 'tasks']):.2f} s (median of 5, fresh processes)."]
+    first = tasks()[names[0]]
+    root = Path(tempfile.mkdtemp(prefix="loca-bench-")) / "world"
+    first.generate(root, {first.spec.scale.primary: first.spec.scale.lo}, 0)
+    tool, median, p95 = bench_stdio(first, World.load(root), 200)
+    lines.append(f"- `{tool}` over stdio with the official MCP SDK client: median {1000 * median:.2f} ms, "
+                 f"p95 {1000 * p95:.2f} ms.")
+    shutil.rmtree(root.parent, ignore_errors=True)
+    if args.sweep:
+        lines += ["", f"## Oracle sweep ({len(names)} tasks x 7 tiers x 5 seeds)", "",
+                  "| processes | seconds | passed |", "|---|---|---|"]
+        for processes in (1, 2):
+            elapsed, summary = bench_sweep(names, processes)
+            lines.append(f"| {processes} | {elapsed:.1f} | {summary['passed']}/{summary['episodes']} |")
+    print("\n".join(lines[-8:]))
     if args.write:
-        (ROOT / "RESULTS.md").write_text(text, encoding="utf-8")
+        (ROOT / "RESULTS.md").write_text("# Benchmarks\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

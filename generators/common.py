@@ -11,7 +11,7 @@ from faker import Faker
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from loca.core.world import World, WorldMeta
-from mock_servers import load_toolbox
+from mock_servers import load_toolbox, table_prefix
 from mock_servers.core.db import Database
 from mock_servers.core.models import ClockState
 
@@ -27,7 +27,7 @@ def create_world(root: Path, meta: WorldMeta, servers: list[str]) -> tuple[World
     for server in servers:
         load_toolbox(server)  # registers the server's tables
     db = Database(world.state_path)
-    db.create_tables(["core_"] + [f"{s}_" for s in servers])
+    db.create_tables(["core_"] + [table_prefix(s) for s in servers])
     with db.write() as session:
         session.add(ClockState(id=1, writes=0))
     world.save()

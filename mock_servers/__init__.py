@@ -12,15 +12,23 @@ SERVERS: dict[str, str] = {
     "email": "mock_servers.email",
     "excel": "mock_servers.excel",
     "filesystem": "mock_servers.filesystem",
+    "memory": "mock_servers.memory",
     "claim_done": "mock_servers.claim_done",
 }
+
+# The prefix of each server's table names, where it is not "<server>_".
+_TABLE_PREFIXES: dict[str, str] = {"pdf_tools": "pdf_", "memory": "kg_", "calendar": "cal_"}
+
+
+def table_prefix(server: str) -> str:
+    """What the names of `server`'s tables start with."""
+    return _TABLE_PREFIXES.get(server, f"{server}_")
 
 
 def load_toolbox(server: str) -> Toolbox:
     if server not in SERVERS:
         raise KeyError(f"unknown server '{server}'; known: {', '.join(sorted(SERVERS))}")
     return importlib.import_module(SERVERS[server]).toolbox
-
 
 
 def snapshot_ignore(servers: list[str]) -> dict[str, frozenset[str] | None]:

@@ -232,8 +232,8 @@ def test_jsonl_profile_round_trip(make_world: Any) -> None:
     assert [line["type"] for line in lines] == ["entity"] * 3 + ["relation"] * 3
     assert lines[0] == {"type": "entity", "name": "Ann Lee", "entityType": "person",
                         "observations": PROFILE["entities"][0]["observations"]}
-    relations_first = "\n".join(exported.splitlines()[3:] + [""] + exported.splitlines()[:3])
-    world2, db2 = make_world(["memory"])
+    relations_first = "\n".join([*exported.splitlines()[3:], "", *exported.splitlines()[:3]])
+    _, db2 = make_world(["memory"])
     with db2.write() as s:
         domain.load_jsonl(s, relations_first)
         assert domain.export_jsonl(s) == exported

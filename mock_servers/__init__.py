@@ -13,6 +13,7 @@ SERVERS: dict[str, str] = {
     "excel": "mock_servers.excel",
     "filesystem": "mock_servers.filesystem",
     "memory": "mock_servers.memory",
+    "calendar": "mock_servers.calendar",
     "claim_done": "mock_servers.claim_done",
 }
 

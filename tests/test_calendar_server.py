@@ -11,8 +11,9 @@ import pytest
 from mock_servers.calendar import domain, toolbox
 from mock_servers.calendar.domain import Person
 from mock_servers.core import snapshot
+from mock_servers.gateway import Gateway
 from tests.harness import ServerHarness
-from tests.test_conformance import _walk
+from tests.test_conformance import _fuzz, _walk
 
 OWNER = {"email": "dana@uni.edu", "name": "Dana Park"}
 ZONE = "America/New_York"
@@ -349,3 +350,12 @@ def test_schemas_follow_the_rules(cal: Cal) -> None:
     assert listing["properties"]["orderBy"]["enum"] == ["startTime", "updated"]
     start = cal.runtime.tools["create_event"].parameters["properties"]["start"]
     assert set(start["properties"]) == {"dateTime", "date", "timeZone"}
+
+
+def test_random_and_malformed_arguments_never_crash(cal: Cal) -> None:
+    gateway = Gateway(cal.world, {"calendar": "calendar"})
+    try:
+        for spec in gateway.specs:
+            _fuzz(gateway, spec)
+    finally:
+        gateway.close()

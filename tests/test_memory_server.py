@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from mock_servers.gateway import Gateway
 from mock_servers.memory import domain, toolbox
 from mock_servers.memory.domain import Triple
 from tests.harness import ServerHarness
-from tests.test_conformance import _walk
+from tests.test_conformance import _fuzz, _walk
 
 PROFILE = {
     "entities": [
@@ -278,3 +279,12 @@ def test_schemas_follow_the_rules(mem: Memory) -> None:
         assert ("read" in tool.tags) == name.startswith(("read_", "search_", "open_"))
     relation = mem.runtime.tools["create_relations"].parameters["properties"]["relations"]
     assert relation["items"]["required"] == ["from", "to", "relationType"]
+
+
+def test_random_and_malformed_arguments_never_crash(mem: Memory) -> None:
+    gateway = Gateway(mem.world, {"memory": "memory"})
+    try:
+        for spec in gateway.specs:
+            _fuzz(gateway, spec)
+    finally:
+        gateway.close()

@@ -12,6 +12,7 @@ SERVERS: dict[str, str] = {
     "email": "mock_servers.email",
     "excel": "mock_servers.excel",
     "filesystem": "mock_servers.filesystem",
+    "pdf_tools": "mock_servers.pdf_tools",
     "memory": "mock_servers.memory",
     "calendar": "mock_servers.calendar",
     "claim_done": "mock_servers.claim_done",

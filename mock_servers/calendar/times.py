@@ -139,10 +139,15 @@ def bound(text: str, zone: str, what: str) -> str:
     return iso_z(parse_datetime(text, zone, what))
 
 
+def _in_zone(stored: str, zone: str) -> datetime:
+    """A stored UTC instant (`...Z`) in `zone`."""
+    return datetime.fromisoformat(stored).astimezone(ZoneInfo(zone))
+
+
 def shown(stored: str, zone: str, all_day: bool) -> dict[str, str]:
     """A stored instant as the API shows it: `{date}` for all-day events, else
     `{dateTime, timeZone}` with the offset of the event's zone."""
-    local = parse_instant(stored).astimezone(ZoneInfo(zone))
+    local = _in_zone(stored, zone)
     if all_day:
         return {"date": local.date().isoformat()}
     return {"dateTime": local.isoformat(), "timeZone": zone}
@@ -150,7 +155,7 @@ def shown(stored: str, zone: str, all_day: bool) -> dict[str, str]:
 
 def as_input(stored: str, all_day: bool, zone: str) -> EventTime:
     """A stored time back in input form without a zone (for merging with an update)."""
-    local = parse_instant(stored).astimezone(ZoneInfo(zone))
+    local = _in_zone(stored, zone)
     if all_day:
         return EventTime(date=local.date().isoformat())
     return EventTime(dateTime=local.isoformat())

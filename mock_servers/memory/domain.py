@@ -159,7 +159,7 @@ def graph(session: Session, names: Sequence[str] | None = None) -> dict[str, Any
     """The `Graph` of the whole memory, or of the named entities (unknown names are left out)
     with the relations among them."""
     if names is None:
-        return _graph_where(session, "1 = 1", ())
+        return _graph_where(session, None, ())
     ids = list(entity_ids(session, names).values())
     if not ids:
         return {"entities": [], "relations": []}
@@ -178,22 +178,22 @@ def search(session: Session, query: str) -> dict[str, Any]:
     return _graph_where(session, match, (folded, folded, folded))
 
 
-def _graph_where(session: Session, condition: str, params: Sequence[Any]) -> dict[str, Any]:
-    """The entities of `kg_entity e` meeting `condition`, and the relations among them."""
-    chosen = f"SELECT e.id FROM kg_entity e WHERE {condition}"
-    rows = sql.run(session, f"SELECT e.id, e.name, e.entity_type FROM kg_entity e "
-                            f"WHERE {condition} ORDER BY e.name", params).fetchall()
+def _graph_where(session: Session, condition: str | None, params: Sequence[Any]) -> dict[str, Any]:
+    """The entities of `kg_entity e` meeting `condition` (all when None), and the relations
+    among them."""
+    where = f"WHERE {condition}" if condition else ""
+    rows = sql.run(session, f"SELECT e.id, e.name, e.entity_type FROM kg_entity e {where} "
+                            f"ORDER BY e.name", params).fetchall()
+    names = {entity_id: name for entity_id, name, _ in rows}
+    chosen = f"IN (SELECT e.id FROM kg_entity e {where})" if condition else "IS NOT NULL"
     notes: dict[int, list[str]] = defaultdict(list)
     for entity_id, text in sql.run(session, f"SELECT entity_id, text FROM kg_observation "
-                                            f"WHERE entity_id IN ({chosen}) "
+                                            f"WHERE entity_id {chosen} "
                                             f"ORDER BY entity_id, position", params):
         notes[entity_id].append(text)
-    relations = sql.run(session, f"SELECT f.name, t.name, r.relation_type FROM kg_relation r "
-                                 f"JOIN kg_entity f ON f.id = r.from_id "
-                                 f"JOIN kg_entity t ON t.id = r.to_id "
-                                 f"WHERE r.from_id IN ({chosen}) AND r.to_id IN ({chosen}) "
-                                 f"ORDER BY f.name, t.name, r.relation_type",
-                        (*params, *params)).fetchall()
+    relations = sorted((names[a], names[b], kind) for a, b, kind in sql.run(
+        session, f"SELECT from_id, to_id, relation_type FROM kg_relation WHERE from_id {chosen}",
+        params) if b in names)
     return {"entities": [{"name": name, "entityType": kind, "observations": notes[entity_id]}
                          for entity_id, name, kind in rows],
             "relations": [{"from": a, "to": b, "relationType": kind} for a, b, kind in relations]}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from pypdf import PdfReader, PdfWriter
 
 from generators.pdf import pdf_bytes, write_pdf
@@ -307,6 +311,25 @@ def test_search_sessions_survive_a_restart(make_world: Any) -> None:
     assert "Page 3 of 6" in restarted.ok_text("search_pdf_next_page", search_id="search_1")
     assert restarted.ok_text("search_pdf_content", pdf_file_path="invoices.pdf",
                              pattern="due").startswith("Search ID: search_2\n")
+
+
+def test_search_continues_across_stdio_server_processes(make_world: Any) -> None:
+    pdfs = build_pdfs(make_world)
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "mock_servers", "pdf_tools", "--world", str(pdfs.world.root)])
+
+    async def one_process(calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return [(await client.call_tool(name, args)).content[0].text for name, args in calls]
+
+    first = asyncio.run(one_process([
+        ("search_pdf_content", {"pdf_file_path": "long.pdf", "pattern": "page"}),
+        ("search_pdf_next_page", {"search_id": "search_1"})]))
+    second = asyncio.run(one_process([("search_pdf_next_page", {"search_id": "search_1"})]))
+    assert first[0].startswith("Search ID: search_1\n") and "Page 2 of 6" in first[1]
+    assert "Page 3 of 6" in second[0]
+    assert pdfs.ok_text("search_pdf_go_page", search_id="search_1", page_number=3) == second[0]
 
 
 def test_search_sessions_are_not_side_effects(pdfs: ServerHarness) -> None:

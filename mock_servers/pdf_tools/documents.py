@@ -9,6 +9,7 @@ import io
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,7 @@ class Pdf:
                                        f"{type(exc).__name__}]")
         return self._texts[number]
 
+    @cached_property
     def info(self) -> dict[str, Any]:
         """Document metadata (None when absent or unreadable)."""
         meta = None if self.locked else self._metadata()

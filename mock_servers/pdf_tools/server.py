@@ -78,7 +78,7 @@ def get_pdf_info(call: Call, pdf_file_path: PdfPath) -> str:
     8601), encrypted, file size. A password-protected PDF is reported, with what cannot be
     read without the password marked as such."""
     pdf = open_pdf(call, pdf_file_path)
-    info = pdf.info()
+    info = pdf.info
     locked = "(encrypted; password required)"
     encrypted = ("yes, password required" if pdf.locked else
                  "yes, opens without a password" if pdf.encrypted else "no")

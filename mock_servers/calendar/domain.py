@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from sqlmodel import Session
 
@@ -31,9 +31,30 @@ from mock_servers.core.times import instant
 OrderBy = Literal["startTime", "updated"]
 _ID = re.compile(r"event_([1-9][0-9]{0,17})")
 _ORDER_COLUMN: dict[str, str] = {"startTime": "start_at", "updated": "updated"}
-_COLUMNS = ("id, summary, description, location, start_at, end_at, all_day, time_zone, status, "
-            "created, updated, creator_email, creator_name, organizer_email, organizer_name")
 _CASEFOLD = "loca_casefold"
+
+
+class EventRow(NamedTuple):
+    """A `cal_event` row (fields named after its columns)."""
+
+    id: int
+    summary: str
+    description: str | None
+    location: str | None
+    start_at: str
+    end_at: str
+    all_day: bool
+    time_zone: str
+    status: str
+    created: str
+    updated: str
+    creator_email: str
+    creator_name: str | None
+    organizer_email: str
+    organizer_name: str | None
+
+
+_COLUMNS = ", ".join(EventRow._fields)
 
 
 @dataclass(frozen=True)
@@ -85,8 +106,8 @@ def add_event(session: Session, *, summary: str, start: EventTime | Mapping[str,
     return pk
 
 
-def _existing(session: Session, pk: int) -> tuple[Any, ...]:
-    row = sql.run(session, f"SELECT {_COLUMNS} FROM cal_event WHERE id = ?", (pk,)).fetchone()
+def _existing(session: Session, pk: int) -> EventRow:
+    row = sql.first(session, EventRow, f"SELECT {_COLUMNS} FROM cal_event WHERE id = ?", (pk,))
     if row is None:
         raise not_found(f"no event {event_id(pk)} in this calendar", hint="list_events shows the ids")
     return row
@@ -101,9 +122,9 @@ def update_event(session: Session, pk: int, *, updated: datetime,
     row = _existing(session, pk)
     if summary is not None and not summary.strip():
         raise invalid("summary must not be empty")
-    start_at, end_at, all_day, zone = row[4], row[5], bool(row[6]), row[7]
-    span = parse_span(start or as_input(start_at, all_day, zone),
-                      end or as_input(end_at, all_day, zone), zone)
+    all_day, zone = bool(row.all_day), row.time_zone
+    span = parse_span(start or as_input(row.start_at, all_day, zone),
+                      end or as_input(row.end_at, all_day, zone), zone)
     sql.run(session, "UPDATE cal_event SET summary = coalesce(?, summary), "
                      "description = coalesce(?, description), location = coalesce(?, location), "
                      "start_at = ?, end_at = ?, all_day = ?, time_zone = ?, updated = ? WHERE id = ?",
@@ -119,27 +140,28 @@ def delete_event(session: Session, pk: int) -> None:
 
 # --- reading ----------------------------------------------------------------------------------
 
-def _project(session: Session, rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def _project(session: Session, rows: Sequence[EventRow]) -> list[dict[str, Any]]:
     """The `Event` objects of `rows`, attendees loaded in one query."""
     people: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    pks = [r[0] for r in rows]
+    pks = [r.id for r in rows]
     for start in range(0, len(pks), 500):
         chunk = pks[start:start + 500]
         for pk, email, name, state in sql.run(
                 session, f"SELECT event_id, email, display_name, response_status FROM cal_attendee "
                          f"WHERE event_id IN ({sql.marks(len(chunk))}) ORDER BY id", chunk):
             people[pk].append({"email": email, "displayName": name, "responseStatus": state})
-    return [_event(r, people[r[0]]) for r in rows]
+    return [_event(r, people[r.id]) for r in rows]
 
 
-def _event(row: tuple[Any, ...], attendees: list[dict[str, Any]]) -> dict[str, Any]:
-    (pk, summary, description, location, start_at, end_at, all_day, zone, status, created,
-     updated, creator_email, creator_name, organizer_email, organizer_name) = row
-    return {"id": event_id(pk), "status": status, "summary": summary, "description": description,
-            "location": location, "start": shown(start_at, zone, bool(all_day)),
-            "end": shown(end_at, zone, bool(all_day)), "created": created, "updated": updated,
-            "creator": {"email": creator_email, "displayName": creator_name},
-            "organizer": {"email": organizer_email, "displayName": organizer_name},
+def _event(row: EventRow, attendees: list[dict[str, Any]]) -> dict[str, Any]:
+    all_day = bool(row.all_day)
+    return {"id": event_id(row.id), "status": row.status, "summary": row.summary,
+            "description": row.description, "location": row.location,
+            "start": shown(row.start_at, row.time_zone, all_day),
+            "end": shown(row.end_at, row.time_zone, all_day), "created": row.created,
+            "updated": row.updated,
+            "creator": {"email": row.creator_email, "displayName": row.creator_name},
+            "organizer": {"email": row.organizer_email, "displayName": row.organizer_name},
             "attendees": attendees}
 
 
@@ -150,8 +172,8 @@ def get_event(session: Session, pk: int) -> dict[str, Any]:
 
 def all_events(session: Session) -> list[dict[str, Any]]:
     """Every event, by id (for checkers)."""
-    return _project(session, sql.run(session, f"SELECT {_COLUMNS} FROM cal_event ORDER BY id")
-                    .fetchall())
+    return _project(session, sql.rows(session, EventRow,
+                                      f"SELECT {_COLUMNS} FROM cal_event ORDER BY id"))
 
 
 @dataclass(frozen=True)
@@ -193,11 +215,12 @@ def list_events(session: Session, query: Query, limit: int,
     if after is not None:
         where.append(f"({column}, id) > (?, ?)")
         params += [*after]
-    rows = sql.run(session, f"SELECT {_COLUMNS}, {column} FROM cal_event "
-                            f"WHERE {' AND '.join(where)} ORDER BY {column}, id LIMIT ?",
-                   [*params, limit + 1]).fetchall()
-    kept = [r[:-1] for r in rows[:limit]]
-    return Page(_project(session, kept), [(r[-1], r[0]) for r in rows[:limit]], len(rows) > limit)
+    rows = sql.rows(session, EventRow, f"SELECT {_COLUMNS} FROM cal_event "
+                                       f"WHERE {' AND '.join(where)} ORDER BY {column}, id LIMIT ?",
+                    [*params, limit + 1])
+    kept = rows[:limit]
+    return Page(_project(session, kept), [(getattr(r, column), r.id) for r in kept],
+                len(rows) > limit)
 
 
 # --- page tokens ------------------------------------------------------------------------------

@@ -34,6 +34,11 @@ def pdf_date(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("D:%Y%m%d%H%M%S+00'00'")
 
 
+def pages_text(count: int) -> str:
+    """`1 page`, `5 pages`."""
+    return f"{count} page{'' if count == 1 else 's'}"
+
+
 def _unreadable(shown: str, exc: Exception) -> ToolFailure:
     reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
     return invalid(f"{shown} is not a readable PDF ({reason})")
@@ -64,7 +69,7 @@ class Pdf:
         wrong = [n for n in dict.fromkeys(numbers) if not 1 <= n <= self.pages]
         if wrong:
             raise invalid(f"page {', '.join(map(str, wrong))} out of range: {self.shown} has "
-                          f"{self.pages} page{'s' if self.pages != 1 else ''} (numbered from 1)")
+                          f"{pages_text(self.pages)} (numbered from 1)")
 
     def page(self, number: int) -> PageObject:
         return self.reader.pages[number - 1]

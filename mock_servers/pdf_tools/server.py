@@ -13,7 +13,7 @@ from mock_servers.core.files import display
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int
 from mock_servers.pdf_tools import search
-from mock_servers.pdf_tools.documents import open_pdf, output_file, write_pages
+from mock_servers.pdf_tools.documents import open_pdf, output_file, pages_text, write_pages
 from mock_servers.pdf_tools.search import NEXT, PREVIOUS, Search, Step
 
 toolbox = Toolbox("pdf_tools", snapshot_ignore={"pdf_search": None, "pdf_search_match": None},
@@ -52,12 +52,12 @@ def read_pdf_pages(call: Call, pdf_file_path: PdfPath,
     pdf.require_open()
     if start_page > pdf.pages:
         raise invalid(f"start_page {start_page} is past the last page: {pdf.shown} has "
-                      f"{pdf.pages} page{'s' if pdf.pages != 1 else ''}")
+                      f"{pages_text(pdf.pages)}")
     last = min(end_page, pdf.pages, start_page + MAX_PAGES_PER_READ - 1)
     notes = []
     if end_page > pdf.pages:
         notes.append(f"Note: end_page {end_page} is past the last page; the document has "
-                     f"{pdf.pages} page{'s' if pdf.pages != 1 else ''}.")
+                     f"{pages_text(pdf.pages)}.")
     if last < min(end_page, pdf.pages):
         notes.append(f"Note: at most {MAX_PAGES_PER_READ} pages per call; continue with "
                      f"start_page={last + 1}.")

@@ -33,15 +33,18 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
+# `column {IN_LIST}` with one parameter, a JSON array (`listed`): no limit on its length.
+IN_LIST = "IN (SELECT value FROM json_each(?))"
+
+
+def listed(values: Iterable[Any]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
 def entity_ids(session: Session, names: Iterable[str]) -> dict[str, int]:
     """name -> id of the entities among `names` that exist."""
-    wanted = list(dict.fromkeys(names))
-    found: dict[str, int] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        found.update(sql.run(session, f"SELECT name, id FROM kg_entity WHERE name IN "
-                                      f"({sql.marks(len(chunk))})", chunk).fetchall())
-    return found
+    return dict(sql.run(session, f"SELECT name, id FROM kg_entity WHERE name {IN_LIST}",
+                        (listed(names),)).fetchall())
 
 
 def require_entities(session: Session, names: Iterable[str]) -> dict[str, int]:
@@ -111,14 +114,11 @@ def delete_entities(session: Session, names: Sequence[str]) -> tuple[list[str], 
     """Delete entities with their observations and every relation touching them:
     (deleted names, names not found), each in the order given."""
     found = entity_ids(session, names)
-    ids = list(found.values())
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = sql.marks(len(chunk))
-        sql.run(session, f"DELETE FROM kg_relation WHERE from_id IN ({marks}) OR to_id IN ({marks})",
-                chunk + chunk)
-        sql.run(session, f"DELETE FROM kg_observation WHERE entity_id IN ({marks})", chunk)
-        sql.run(session, f"DELETE FROM kg_entity WHERE id IN ({marks})", chunk)
+    ids = listed(found.values())
+    sql.run(session, f"DELETE FROM kg_relation WHERE from_id {IN_LIST} OR to_id {IN_LIST}",
+            (ids, ids))
+    sql.run(session, f"DELETE FROM kg_observation WHERE entity_id {IN_LIST}", (ids,))
+    sql.run(session, f"DELETE FROM kg_entity WHERE id {IN_LIST}", (ids,))
     given = list(dict.fromkeys(names))
     return [n for n in given if n in found], [n for n in given if n not in found]
 
@@ -126,11 +126,8 @@ def delete_entities(session: Session, names: Sequence[str]) -> tuple[list[str], 
 def delete_observations(session: Session, entity_id: int, texts: Sequence[str]) -> int:
     """Delete those observations of an entity; texts it does not hold are ignored. Returns how
     many were deleted."""
-    unique = list(dict.fromkeys(texts))
-    if not unique:
-        return 0
-    return sql.run(session, f"DELETE FROM kg_observation WHERE entity_id = ? AND text IN "
-                            f"({sql.marks(len(unique))})", [entity_id, *unique]).rowcount
+    return sql.run(session, f"DELETE FROM kg_observation WHERE entity_id = ? AND text {IN_LIST}",
+                   (entity_id, listed(texts))).rowcount
 
 
 def delete_relations(session: Session, triples: Sequence[Triple]) -> tuple[int, int]:
@@ -158,12 +155,7 @@ def _casefold(value: str | None) -> str | None:
 def graph(session: Session, names: Sequence[str] | None = None) -> dict[str, Any]:
     """The `Graph` of the whole memory, or of the named entities (unknown names are left out)
     with the relations among them."""
-    if names is None:
-        return _graph_where(session, None, ())
-    ids = list(entity_ids(session, names).values())
-    if not ids:
-        return {"entities": [], "relations": []}
-    return _graph_where(session, f"e.id IN ({sql.marks(len(ids))})", ids)
+    return _graph_of(session, None if names is None else entity_ids(session, names).values())
 
 
 def search(session: Session, query: str) -> dict[str, Any]:
@@ -171,28 +163,32 @@ def search(session: Session, query: str) -> dict[str, Any]:
     (case-insensitive, Unicode case folding), with the relations among them."""
     _text(query, "query")
     sql.cursor(session).connection.create_function(_CASEFOLD, 1, _casefold, deterministic=True)
-    match = (f"(instr({_CASEFOLD}(e.name), ?) OR instr({_CASEFOLD}(e.entity_type), ?) OR EXISTS "
-             f"(SELECT 1 FROM kg_observation o WHERE o.entity_id = e.id "
-             f"AND instr({_CASEFOLD}(o.text), ?)))")
     folded = query.casefold()
-    return _graph_where(session, match, (folded, folded, folded))
+    ids = sql.run(session, f"SELECT id FROM kg_entity WHERE instr({_CASEFOLD}(name), ?) "
+                           f"OR instr({_CASEFOLD}(entity_type), ?) UNION "
+                           f"SELECT entity_id FROM kg_observation WHERE instr({_CASEFOLD}(text), ?)",
+                  (folded, folded, folded)).fetchall()
+    return _graph_of(session, [i for (i,) in ids])
 
 
-def _graph_where(session: Session, condition: str | None, params: Sequence[Any]) -> dict[str, Any]:
-    """The entities of `kg_entity e` meeting `condition` (all when None), and the relations
-    among them."""
-    where = f"WHERE {condition}" if condition else ""
-    rows = sql.run(session, f"SELECT e.id, e.name, e.entity_type FROM kg_entity e {where} "
-                            f"ORDER BY e.name", params).fetchall()
+def _graph_of(session: Session, ids: Iterable[int] | None) -> dict[str, Any]:
+    """The `Graph` of the entities with those ids (all when None) and the relations among
+    them."""
+    params = () if ids is None else (listed(ids),)
+
+    def among(column: str) -> str:
+        return "" if ids is None else f"WHERE {column} {IN_LIST}"
+
+    rows = sql.run(session, f"SELECT id, name, entity_type FROM kg_entity {among('id')} "
+                            f"ORDER BY name", params).fetchall()
     names = {entity_id: name for entity_id, name, _ in rows}
-    chosen = f"IN (SELECT e.id FROM kg_entity e {where})" if condition else "IS NOT NULL"
     notes: dict[int, list[str]] = defaultdict(list)
     for entity_id, text in sql.run(session, f"SELECT entity_id, text FROM kg_observation "
-                                            f"WHERE entity_id {chosen} "
-                                            f"ORDER BY entity_id, position", params):
+                                            f"{among('entity_id')} ORDER BY entity_id, position",
+                                   params):
         notes[entity_id].append(text)
     relations = sorted((names[a], names[b], kind) for a, b, kind in sql.run(
-        session, f"SELECT from_id, to_id, relation_type FROM kg_relation WHERE from_id {chosen}",
+        session, f"SELECT from_id, to_id, relation_type FROM kg_relation {among('from_id')}",
         params) if b in names)
     return {"entities": [{"name": name, "entityType": kind, "observations": notes[entity_id]}
                          for entity_id, name, kind in rows],

@@ -80,7 +80,7 @@ def create_event(call: Call, summary: Summary,
     return domain.get_event(call.session, pk)
 
 
-@toolbox.tool(rw="write", idempotent=True)
+@toolbox.tool(rw="write", idempotent=True, destructive=True)
 def update_event(call: Call, eventId: EventId, summary: Summary | None = None,
                  start: Annotated[EventTime | None, Field(description=_START)] = None,
                  end: Annotated[EventTime | None, Field(description=_END)] = None,

@@ -29,10 +29,9 @@ def create_world(root: Path, meta: WorldMeta, servers: Iterable[str]) -> tuple[W
     for sub in ("workspace", "truth", "scratch"):
         (root / sub).mkdir(parents=True)
     world = World(root, meta)
-    for server in servers:
-        load_toolbox(server)  # registers the server's tables
+    prefixes = [load_toolbox(server).table_prefix for server in servers]  # registers their tables
     db = Database(world.state_path)
-    db.create_tables(["core_"] + [f"{s}_" for s in servers])
+    db.create_tables(["core_", *prefixes])
     with db.write() as session:
         session.add(ClockState(id=1, writes=0))
     world.save()

@@ -14,16 +14,17 @@ SERVERS: dict[str, str] = {
     "email": "mock_servers.email",
     "excel": "mock_servers.excel",
     "filesystem": "mock_servers.filesystem",
+    "pdf_tools": "mock_servers.pdf_tools",
+    "memory": "mock_servers.memory",
+    "calendar": "mock_servers.calendar",
     "claim_done": "mock_servers.claim_done",
 }
-
 
 def load_toolbox(server: str) -> Toolbox:
     if server not in SERVERS:
         raise KeyError(f"unknown server '{server}'; known: {', '.join(sorted(SERVERS))}")
     toolbox: Toolbox = importlib.import_module(SERVERS[server]).toolbox
     return toolbox
-
 
 
 def snapshot_ignore(servers: list[str]) -> dict[str, frozenset[str] | None]:

@@ -103,11 +103,14 @@ class Toolbox:
 
     def __init__(self, server: str, instructions: str = "", *,
                  list_keys: tuple[str, ...] = ("items",),
-                 snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None) -> None:
+                 snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None,
+                 table_prefix: str | None = None) -> None:
         """`list_keys`: the keys under which this server's envelopes hold their lists (the
         output cap cuts there). `snapshot_ignore`: table -> columns an agent may change without
-        a side effect (None: the whole table), for `no_side_effects`."""
+        a side effect (None: the whole table), for `no_side_effects`. `table_prefix`: how this
+        server's table names start (default `<server>_`)."""
         self.server = server
+        self.table_prefix = table_prefix or f"{server}_"
         self.instructions = instructions
         self.list_keys = list_keys
         self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})

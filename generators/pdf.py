@@ -1,0 +1,71 @@
+"""Deterministic PDFs for world generators: pages of text lines, title and author metadata, and
+creation/modification dates from the world's clock; the same input gives the same bytes on any
+machine, any day (reportlab in invariant mode, document id derived from the content)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from reportlab.lib.pagesizes import A4, LETTER
+from reportlab.lib.utils import simpleSplit
+from reportlab.pdfgen.canvas import Canvas
+
+from loca.core.world import write_bytes_atomic
+from mock_servers.pdf_tools.documents import pdf_date
+
+PAGE_SIZES = {"letter": LETTER, "a4": A4}
+FONT, FONT_SIZE, LEADING, MARGIN = "Helvetica", 10.5, 14.0, 72.0
+CREATOR = "LOCA gym"
+
+
+def pdf_bytes(pages: Sequence[Sequence[str]], *, title: str, author: str, moment: datetime,
+              subject: str = "", page_size: str = "letter") -> bytes:
+    """A PDF with one page per item of `pages`, each a list of text lines (long lines are
+    wrapped at the margins). A page whose lines do not fit, or text the standard PDF fonts
+    cannot show (beyond Windows-1252), is a ValueError."""
+    if not pages:
+        raise ValueError("a PDF needs at least one page")
+    width, height = PAGE_SIZES[page_size]
+    date = pdf_date(moment)
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(width, height), invariant=1, pageCompression=1)
+    # The document id would otherwise hash reportlab's fixed timestamp (or SOURCE_DATE_EPOCH).
+    content = json.dumps([[list(p) for p in pages], title, author, subject, date, page_size])
+    canvas._doc.signature = hashlib.md5(content.encode(), usedforsecurity=False)
+    canvas.setDateFormatter(lambda *_: date)
+    canvas.setTitle(title)
+    canvas.setAuthor(author)
+    canvas.setSubject(subject)
+    canvas.setCreator(CREATOR)
+    canvas.setKeywords("")
+    usable = int((height - 2 * MARGIN) // LEADING)
+    for number, lines in enumerate(pages, start=1):
+        for line in lines:
+            line.encode("cp1252")  # UnicodeEncodeError (a ValueError) names the character
+        wrapped = [part for line in lines
+                   for part in (simpleSplit(line, FONT, FONT_SIZE, width - 2 * MARGIN) or [""])]
+        if len(wrapped) > usable:
+            raise ValueError(f"page {number} has {len(wrapped)} lines after wrapping; "
+                             f"at most {usable} fit")
+        text = canvas.beginText(MARGIN, height - MARGIN)
+        text.setFont(FONT, FONT_SIZE, LEADING)
+        for line in wrapped:
+            text.textLine(line)
+        canvas.drawText(text)
+        canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def write_pdf(path: Path, pages: Sequence[Sequence[str]], *, title: str, author: str,
+              moment: datetime, subject: str = "", page_size: str = "letter") -> Path:
+    """`pdf_bytes` written atomically to `path` (its folder is created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(path, pdf_bytes(pages, title=title, author=author, moment=moment,
+                                       subject=subject, page_size=page_size))
+    return path

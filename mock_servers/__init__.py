@@ -12,6 +12,7 @@ SERVERS: dict[str, str] = {
     "email": "mock_servers.email",
     "excel": "mock_servers.excel",
     "filesystem": "mock_servers.filesystem",
+    "python_execute": "mock_servers.python_execute",
     "claim_done": "mock_servers.claim_done",
 }
 

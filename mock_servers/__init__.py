@@ -13,6 +13,7 @@ SERVERS: dict[str, str] = {
     "excel": "mock_servers.excel",
     "filesystem": "mock_servers.filesystem",
     "python_execute": "mock_servers.python_execute",
+    "terminal": "mock_servers.terminal",
     "claim_done": "mock_servers.claim_done",
 }
 

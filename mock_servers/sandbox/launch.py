@@ -23,6 +23,7 @@ INSIDE_TMP = "/tmp"
 ENV_UID = "LOCA_SANDBOX_UID"  # the unprivileged uid (and gid) children run as when the gym is root
 DEFAULT_UID = 65534
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_EDITABLE_HOOKS = "lib/python3*/site-packages/__editable__*.pth"  # editable installs' start-up hooks
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/mime.types", "/etc/magic")
 
@@ -147,6 +148,8 @@ def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, i
     args += ["--proc", "/proc", "--dev", "/dev"]
     for root in interpreter_roots(interpreter):
         args += [*_parents(root, made), "--ro-bind", str(root), str(root)]
+        for hook in sorted(root.glob(_EDITABLE_HOOKS)):  # they point at host sources, unseen
+            args += ["--ro-bind", "/dev/null", str(hook)]
     args += ["--bind", str(workspace), DISPLAY_ROOT, "--bind", str(tmp), INSIDE_TMP,
              "--chdir", DISPLAY_ROOT]
     if ids is not None:

@@ -113,6 +113,18 @@ def test_output_over_the_cap_keeps_head_and_tail(world, mode) -> None:
     assert run.stderr == "e" * 2500 + "\n…[1000 characters omitted]…\n" + "E" * 2500
 
 
+def test_endless_output_is_drained_and_capped(world, mode) -> None:
+    run = run_python(world, mode, "while True:\n    print('y' * 999)", timeout=2)
+    assert run.code is None and run.elapsed < 5
+    head, _, rest = run.stdout.partition("\n…[")
+    assert head == ("y" * 999 + "\n") * 10 and int(rest.split(" ", 1)[0]) > 1_000_000
+
+
+def test_stdin_is_empty(world, mode) -> None:
+    run = run_python(world, mode, "try:\n    input()\nexcept EOFError:\n    print('eof')")
+    assert run.stdout == "eof\n"
+
+
 def test_undecodable_output_is_replaced(world, mode) -> None:
     run = run_python(world, mode, "import sys\nsys.stdout.buffer.write(b'\\xff\\xfeok \\xe2\\x82')")
     assert run.code == 0 and run.stdout == "\ufffd\ufffdok \ufffd"

@@ -9,11 +9,15 @@ import shutil
 
 import pytest
 from fastmcp import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from loca.core.world import World
 from mock_servers import SERVERS, load_toolbox
+from mock_servers.core.errors import Code, ToolFailure
 from mock_servers.terminal import rules, toolbox
 from mock_servers.terminal.parse import Op, Word, parse, tokenize
+from mock_servers.terminal.rules import validate
 from tests.harness import ServerHarness
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require
 from tests.test_conformance import _walk
@@ -89,6 +93,15 @@ def test_connectors_group_pipelines() -> None:
     pipelines = parse("a | b && c || d; e")
     assert [(p.connector, [c.words[0].text for c in p.commands]) for p in pipelines] == \
         [(";", ["a", "b"]), ("&&", ["c"]), ("||", ["d"]), (";", ["e"])]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=" \t\n'\"\\$`|&;<>()*?[]{}#=~/.-_2>1abcls", max_size=40))
+def test_any_line_parses_or_is_refused_readably(world: World, line: str) -> None:
+    try:
+        validate(world, parse(line))
+    except ToolFailure as failure:
+        assert failure.code != Code.INTERNAL and failure.message
 
 
 # ---- rejected forms -------------------------------------------------------------------------
@@ -285,3 +298,30 @@ def test_through_an_mcp_client(world: World) -> None:
             return result.content[0].text, bad.is_error
 
     assert asyncio.run(scenario()) == ("3 notes.txt\nexit code: 0", True)
+
+
+def _one_page_pdf(text: str) -> bytes:
+    """A minimal valid PDF with one line of text (offsets computed, no PDF library needed)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_pdftotext(sh: Shell, world: World) -> None:
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is not installed (Debian package poppler-utils)")
+    (world.workspace / "letter.pdf").write_bytes(_one_page_pdf("Dear committee"))
+    assert sh.run("pdftotext letter.pdf - | head -1") == "Dear committee\nexit code: 0"

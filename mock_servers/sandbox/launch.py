@@ -145,13 +145,12 @@ def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, i
     args += ["--perms", "0755", "--dir", "/etc"]
     for item in _ETC:
         args += ["--ro-bind-try", item, item]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    for root in interpreter_roots(interpreter):
+    args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workspace), DISPLAY_ROOT,
+             "--bind", str(tmp), INSIDE_TMP, "--chdir", DISPLAY_ROOT]
+    for root in interpreter_roots(interpreter):  # last: an interpreter under /tmp stays visible
         args += [*_parents(root, made), "--ro-bind", str(root), str(root)]
         for hook in sorted(root.glob(_EDITABLE_HOOKS)):  # they point at host sources, unseen
             args += ["--ro-bind", "/dev/null", str(hook)]
-    args += ["--bind", str(workspace), DISPLAY_ROOT, "--bind", str(tmp), INSIDE_TMP,
-             "--chdir", DISPLAY_ROOT]
     if ids is not None:
         uid, gid = ids
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",

@@ -25,7 +25,7 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
 from mock_servers.python_execute import toolbox as python_toolbox
-from mock_servers.sandbox import CONFIG_MODE, CONFIG_PYTHON, strong_problem
+from mock_servers.sandbox import CONFIG_MODE, CONFIG_PYTHON, SCRIPT_FLAGS, strong_problem
 from mock_servers.sandbox.launch import child_ids, traversable
 from mock_servers.terminal import toolbox as terminal_toolbox
 
@@ -80,7 +80,7 @@ def bench_mode(mode: str, world: World, repeats: int) -> None:
 
 
 def bench_bare(repeats: int) -> None:
-    for flags in (["-I"], ["-I", "-S"]):
+    for flags in (list(SCRIPT_FLAGS), [*SCRIPT_FLAGS, "-S"]):
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()

@@ -22,6 +22,7 @@ import pytest
 from loca.core.world import World
 from mock_servers.core.errors import Code
 from mock_servers.sandbox import (
+    SCRIPT_FLAGS,
     Limits,
     SandboxError,
     SandboxUnavailable,
@@ -35,7 +36,8 @@ from mock_servers.sandbox.capture import Capture
 from mock_servers.sandbox.launch import DEFAULT_UID, interpreter_roots
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require, survivors
 
-ENV_KEYS = {"PATH", "LANG", "HOME", "TMPDIR", "TZ", "PYTHONDONTWRITEBYTECODE", "MPLBACKEND", "WORKSPACE"}
+ENV_KEYS = {"PATH", "LANG", "HOME", "TMPDIR", "TZ", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "MPLBACKEND",
+            "WORKSPACE"}
 
 
 @dataclass
@@ -66,7 +68,7 @@ def run_python(world: World, mode: str, code: str, timeout: float = 20, name: st
                **limits: int) -> Run:
     with open_execution(world, config_for(mode), Limits(timeout_s=timeout, **limits)) as ex:
         script = ex.write_script(name, code)
-        returncode = ex.run([Stage([*ex.python("-I", "-u"), script])])
+        returncode = ex.run([Stage([*ex.python(*SCRIPT_FLAGS), script])])
         return Run(returncode, ex.stdout(), ex.stderr(), ex.elapsed)
 
 
@@ -77,7 +79,8 @@ def test_environment_is_minimal_and_secrets_stay_out(world, mode, monkeypatch) -
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     run = run_python(world, mode, "import json, os, sys, time\n"
                      "print(json.dumps(dict(os.environ)))\n"
-                     "print(os.getcwd(), sys.flags.isolated, time.strftime('%Z', time.localtime(0)))")
+                     "print(os.getcwd(), sys.flags.no_user_site, sys.flags.safe_path, sys.path[0] != '/tmp',\n"
+                     "      time.strftime('%Z', time.localtime(0)))")
     assert run.code == 0, run.stderr
     env_line, info = run.stdout.splitlines()
     assert "sk-test-secret" not in run.stdout and "proxy" not in run.stdout
@@ -86,7 +89,7 @@ def test_environment_is_minimal_and_secrets_stay_out(world, mode, monkeypatch) -
     assert env["HOME"] == env["TMPDIR"] == "/tmp"
     assert env["WORKSPACE"] == "/workspace" and env["TZ"] == "Europe/Berlin"
     assert env["LANG"] == "C.UTF-8" and env["MPLBACKEND"] == "Agg"
-    assert info == "/workspace 1 CET"
+    assert info == "/workspace 1 True True CET"
 
 
 def test_script_lives_in_private_scratch_and_is_removed(world, mode) -> None:

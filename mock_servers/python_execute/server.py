@@ -9,7 +9,7 @@ from pydantic import Field
 from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int
-from mock_servers.sandbox import Execution, Limits, Stage, open_execution, safe_filename
+from mock_servers.sandbox import SCRIPT_FLAGS, Execution, Limits, Stage, open_execution, safe_filename
 
 toolbox = Toolbox("python_execute", instructions=(
     f"Python scripts run in a sandbox whose working directory is {DISPLAY_ROOT} (the task files)."))
@@ -18,8 +18,6 @@ build = toolbox.build
 MAX_CODE_CHARS = 1_000_000
 DEFAULT_TIMEOUT_S = 30
 MAX_TIMEOUT_S = 120
-PYTHON_FLAGS = ("-I", "-u")  # isolated (no user site, no PYTHON* variables); unbuffered, so a
-# timeout still shows what was printed
 
 
 @toolbox.tool(rw="write", core=True, destructive=True, narrow_hint="print less")
@@ -44,7 +42,7 @@ def python_execute(
     timeout the process is killed and `=== EXECUTION TIMEOUT ===` comes with the output so far."""
     with open_execution(call.world, call.config, Limits(timeout_s=timeout)) as ex:
         script = ex.write_script(safe_filename(filename), code)
-        returncode = ex.run([Stage([*ex.python(*PYTHON_FLAGS), script])])
+        returncode = ex.run([Stage([*ex.python(*SCRIPT_FLAGS), script])])
         return _report(ex, returncode, timeout)
 
 

@@ -10,13 +10,13 @@ from mock_servers.sandbox.execution import (
     interpreter,
     open_execution,
 )
-from mock_servers.sandbox.launch import Limits, Mode, SandboxError
+from mock_servers.sandbox.launch import SCRIPT_FLAGS, Limits, Mode, SandboxError
 from mock_servers.sandbox.mode import SandboxUnavailable, sandbox_mode, strong_problem
 from mock_servers.sandbox.names import safe_filename
 from mock_servers.sandbox.process import Stage
 
 __all__ = [
-    "CONFIG_MODE", "CONFIG_PYTHON", "Execution", "Limits", "Mode", "SandboxError",
+    "CONFIG_MODE", "CONFIG_PYTHON", "SCRIPT_FLAGS", "Execution", "Limits", "Mode", "SandboxError",
     "SandboxUnavailable", "Stage", "interpreter", "open_execution", "safe_filename",
     "sandbox_mode", "strong_problem",
 ]

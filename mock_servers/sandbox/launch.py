@@ -22,6 +22,11 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 INSIDE_TMP = "/tmp"
 ENV_UID = "LOCA_SANDBOX_UID"  # the unprivileged uid (and gid) children run as when the gym is root
 DEFAULT_UID = 65534
+# How scripts run: no user site (-s), neither the script's nor the working folder importable
+# (-P: a script named json.py cannot shadow the standard library), unbuffered (-u: a timeout
+# still shows what was printed). The environment is built from scratch, so the only PYTHON*
+# variables are ours: no byte-code files, a fixed hash seed (set order repeats across runs).
+SCRIPT_FLAGS = ("-s", "-P", "-u")
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _EDITABLE_HOOKS = "lib/python3*/site-packages/__editable__*.pth"  # editable installs' start-up hooks
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
@@ -184,7 +189,7 @@ class Launcher:
         search = SYSTEM_PATH if folder in SYSTEM_PATH.split(":") else f"{folder}:{SYSTEM_PATH}"
         return {"PATH": search, "LANG": "C.UTF-8",
                 "HOME": self.inside_tmp, "TMPDIR": self.inside_tmp, "TZ": self.tz,
-                "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
                 "WORKSPACE": self.inside_workspace}
 
     def prefix(self) -> tuple[list[str], dict[str, Any]]:

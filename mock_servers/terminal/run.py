@@ -12,7 +12,7 @@ from mock_servers.sandbox.process import Target
 from mock_servers.terminal.parse import Command, Pipeline, Word
 from mock_servers.terminal.rules import PYTHON, TEXT_ONLY, expand, program, program_path, redirect_path
 
-PYTHON_FLAGS = ("-E", "-s")  # no PYTHON* variables, no user site; the script's folder stays importable
+PYTHON_FLAGS = ("-s",)  # no user site; unlike a python_execute script, a script's folder stays importable
 _OPEN_FLAGS = {
     "<": os.O_RDONLY,
     ">": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,

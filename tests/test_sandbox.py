@@ -34,6 +34,7 @@ from mock_servers.sandbox import (
 from mock_servers.sandbox import mode as mode_module
 from mock_servers.sandbox.capture import Capture
 from mock_servers.sandbox.launch import DEFAULT_UID, interpreter_roots
+from tests import sandboxing
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require, survivors
 
 ENV_KEYS = {"PATH", "LANG", "HOME", "TMPDIR", "TZ", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "MPLBACKEND",
@@ -325,3 +326,14 @@ def test_strong_mode_is_chosen_where_bubblewrap_runs(monkeypatch) -> None:
 ])
 def test_safe_filename(given, expected) -> None:
     assert safe_filename(given) == expected
+
+
+def test_required_strong_mode_fails_instead_of_skipping(monkeypatch) -> None:
+    monkeypatch.setattr(sandboxing, "strong_problem", lambda: "bubblewrap is missing")
+    monkeypatch.setattr(sandboxing, "REQUIRE_STRONG", True)
+    with pytest.raises(pytest.fail.Exception, match="bubblewrap is missing"):
+        require("strong")
+    monkeypatch.setattr(sandboxing, "REQUIRE_STRONG", False)
+    with pytest.raises(pytest.skip.Exception):
+        require("strong")
+    require("weak")

@@ -67,11 +67,13 @@ def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], 
         if not finished:
             _signal(procs, signal.SIGTERM)
             drain.pump(drain.all_exited, time.monotonic() + KILL_GRACE_S)
-        _signal(procs, signal.SIGKILL)  # stragglers too: nothing outlives the call
-        drain.pump(drain.streams_closed, time.monotonic() + DRAIN_GRACE_S)
-    finally:
-        drain.close()
-        codes = [proc.wait() for proc in procs]
+    finally:  # also when interrupted: nothing outlives the call
+        _signal(procs, signal.SIGKILL)  # stragglers of finished leaders too
+        try:
+            drain.pump(drain.streams_closed, time.monotonic() + DRAIN_GRACE_S)
+        finally:
+            drain.close()
+            codes = [proc.wait() for proc in procs]
     return shell_code(codes[-1]) if finished else None
 
 

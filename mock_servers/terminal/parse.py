@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from mock_servers.core.errors import invalid
 
 REDIRECTS = (">", ">>", "<", "2>", "2>>", "2>&1")
-CONNECTORS = ("&&", "||", ";")
-OPERATORS = ("|", *CONNECTORS, *REDIRECTS)
 _GLOB = "*?["
 _NAME_START = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_{(0123456789@*#?$!-"
 _NO_SHELL = "there is no shell: write values literally"
@@ -45,6 +43,8 @@ class Pipeline:
 
 
 class _Lexer:
+    """One pass over the line; each word keeps its literal text and, when it globs, a pattern."""
+
     def __init__(self, line: str) -> None:
         self.s = line
         self.i = 0
@@ -69,8 +69,8 @@ class _Lexer:
             self.tokens.append(Word(text, "".join(self.pattern) if self.globbed else None))
         self._reset()
 
-    def peek(self, k: int = 1) -> str:
-        return self.s[self.i + k] if self.i + k < len(self.s) else ""
+    def peek(self) -> str:
+        return self.s[self.i + 1] if self.i + 1 < len(self.s) else ""
 
     def run(self) -> list[Word | Op]:
         while self.i < len(self.s):

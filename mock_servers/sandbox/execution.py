@@ -154,9 +154,12 @@ def _give(root: Path, ids: tuple[int, int]) -> None:
     for folder, dirs, files in os.walk(root):
         paths += [os.path.join(folder, name) for name in (*dirs, *files)]
     for path in paths:
-        st = os.lstat(path)
-        if (st.st_uid, st.st_gid) != ids:
-            os.lchown(path, *ids)
+        try:
+            st = os.lstat(path)
+            if (st.st_uid, st.st_gid) != ids:
+                os.lchown(path, *ids)
+        except FileNotFoundError:  # removed meanwhile by another server
+            continue
 
 
 def _remove(path: Path) -> None:

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -137,7 +138,7 @@ def _parents(path: Path, made: set[Path]) -> list[str]:
 def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, int] | None) -> list[str]:
     """bubblewrap up to the command: own network, pid, ipc and uts namespaces; read-only system
     and interpreter; the workspace at /workspace and the private scratch at /tmp. As root, the
-    command then drops to the unprivileged `ids` with no capabilities."""
+    command then drops to the unprivileged `ids`."""
     args = [host_tool("bwrap"), "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent",
             "--ro-bind", "/usr", "/usr"]
@@ -146,22 +147,34 @@ def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, i
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
-    made: set[Path] = set()
     args += ["--perms", "0755", "--dir", "/etc"]
     for item in _ETC:
         args += ["--ro-bind-try", item, item]
     args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workspace), DISPLAY_ROOT,
-             "--bind", str(tmp), INSIDE_TMP, "--chdir", DISPLAY_ROOT]
-    for root in interpreter_roots(interpreter):  # last: an interpreter under /tmp stays visible
+             "--bind", str(tmp), INSIDE_TMP, "--chdir", DISPLAY_ROOT, *_interpreter_binds(interpreter)]
+    if ids is None:
+        return [*args, "--"]
+    return [*args, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *drop_root(ids)]
+
+
+@cache
+def _interpreter_binds(interpreter: str) -> tuple[str, ...]:
+    """Read-only binds of the interpreter's install folders, bound last so that one under /tmp
+    stays visible; editable installs' start-up hooks are masked (they point at host sources)."""
+    args: list[str] = []
+    made: set[Path] = set()
+    for root in interpreter_roots(interpreter):
         args += [*_parents(root, made), "--ro-bind", str(root), str(root)]
-        for hook in sorted(root.glob(_EDITABLE_HOOKS)):  # they point at host sources, unseen
+        for hook in sorted(root.glob(_EDITABLE_HOOKS)):
             args += ["--ro-bind", "/dev/null", str(hook)]
-    if ids is not None:
-        uid, gid = ids
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
-                 host_tool("setpriv"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all"]
-    return [*args, "--"]
+    return tuple(args)
+
+
+def drop_root(ids: tuple[int, int]) -> list[str]:
+    """setpriv arguments that run the rest as `ids`: no groups, no capabilities, no way back."""
+    uid, gid = ids
+    return [host_tool("setpriv"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
 
 @dataclass(frozen=True)
@@ -198,11 +211,9 @@ class Launcher:
         if self.mode == "strong":
             return [*bwrap_prefix(self.workspace, self.tmp, self.interpreter, ids),
                     *self.limits.prlimit()], {}
-        extra: dict[str, Any] = {"cwd": self.workspace}
         if ids is not None:
-            extra |= {"user": ids[0], "group": ids[1], "extra_groups": []}
-            return self.limits.prlimit(), extra
-        return self.limits.prlimit(_tasks_of(os.getuid())), extra
+            return [*drop_root(ids), *self.limits.prlimit()], {"cwd": self.workspace}
+        return self.limits.prlimit(_tasks_of(os.getuid())), {"cwd": self.workspace}
 
 
 def spawn(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], argv: list[str],

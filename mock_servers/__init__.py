@@ -17,8 +17,11 @@ SERVERS: dict[str, str] = {
     "pdf_tools": "mock_servers.pdf_tools",
     "memory": "mock_servers.memory",
     "calendar": "mock_servers.calendar",
+    "python_execute": "mock_servers.python_execute",
+    "terminal": "mock_servers.terminal",
     "claim_done": "mock_servers.claim_done",
 }
+
 
 def load_toolbox(server: str) -> Toolbox:
     if server not in SERVERS:

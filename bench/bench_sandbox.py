@@ -1,0 +1,113 @@
+"""Latency of sandboxed executions, in-process tool calls end to end (numbers, not tests).
+
+    python bench/bench_sandbox.py [--repeats 30]
+
+Per sandbox mode that runs here: python_execute of `print(1)`, run_command `ls`, a three-stage
+pipeline, and the bare interpreter start for comparison. In weak mode as root the child is an
+unprivileged user without a private mount table, so an interpreter that user cannot reach is
+replaced by /usr/bin/python3 (reported)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from generators.common import create_world
+from loca.core.world import World, WorldMeta
+from mock_servers.core.toolkit import ServerRuntime, Toolbox
+from mock_servers.python_execute import toolbox as python_toolbox
+from mock_servers.sandbox import CONFIG_MODE, CONFIG_PYTHON, SCRIPT_FLAGS, strong_problem
+from mock_servers.sandbox.launch import child_ids, traversable
+from mock_servers.terminal import toolbox as terminal_toolbox
+
+
+def _median_ms(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"{statistics.median(ordered) * 1000:.1f} ms (p95 {p95 * 1000:.1f})"
+
+
+def _timed(runtime: ServerRuntime, tool: str, args: dict[str, Any], repeats: int) -> list[float]:
+    samples = []
+    for _ in range(repeats + 2):  # two warm-up calls
+        started = time.perf_counter()
+        outcome = asyncio.run(runtime.call(tool, args))
+        samples.append(time.perf_counter() - started)
+        assert not outcome.is_error, outcome.text
+    return samples[2:]
+
+
+def _config(mode: str) -> dict[str, Any]:
+    config: dict[str, Any] = {CONFIG_MODE: mode}
+    ids = child_ids()
+    if mode == "weak" and ids and not traversable(Path(sys.executable).resolve().parent, ids):
+        config[CONFIG_PYTHON] = "/usr/bin/python3"
+    return config
+
+
+def _world(folder: Path) -> World:
+    meta = WorldMeta(task="bench", seed=0, params={}, now="2025-01-15T09:00:00Z",
+                     generator_version="bench")
+    world, db = create_world(folder / "world", meta, [])
+    db.dispose()
+    (world.workspace / "data.csv").write_text("".join(f"item{i % 37},{i}\n" for i in range(2000)))
+    return world
+
+
+def bench_mode(mode: str, world: World, repeats: int) -> None:
+    config = _config(mode)
+    python = config.get(CONFIG_PYTHON, sys.executable)
+    runs: dict[tuple[Toolbox, str], dict[str, Any]] = {
+        (python_toolbox, "python_execute"): {"code": "print(1)"},
+        (terminal_toolbox, "run_command"): {"command": "ls"},
+    }
+    print(f"\n{mode} mode (interpreter {python})")
+    for (toolbox, tool), args in runs.items():
+        runtime = ServerRuntime(toolbox, world, config)
+        print(f"  {tool} {args}: {_median_ms(_timed(runtime, tool, args, repeats))}")
+    pipeline = {"command": "cut -d, -f1 data.csv | sort | uniq -c"}
+    runtime = ServerRuntime(terminal_toolbox, world, config)
+    print(f"  run_command {pipeline}: {_median_ms(_timed(runtime, 'run_command', pipeline, repeats))}")
+
+
+def bench_bare(repeats: int) -> None:
+    for flags in (list(SCRIPT_FLAGS), [*SCRIPT_FLAGS, "-S"]):
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, *flags, "-c", "print(1)"], check=True, capture_output=True)
+            samples.append(time.perf_counter() - started)
+        print(f"  bare `python {' '.join(flags)} -c 'print(1)'`, no sandbox: {_median_ms(samples)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="loca-bench-sandbox-"))
+    folder.chmod(0o755)  # a weak-mode child (an unprivileged user) must reach the world
+    try:
+        world = _world(folder)
+        print(f"cores {os.cpu_count()}, Python {sys.version.split()[0]}, root {os.geteuid() == 0}")
+        bench_bare(args.repeats)
+        problem = strong_problem()
+        for mode in ("strong", "weak"):
+            if mode == "strong" and problem is not None:
+                print(f"\nstrong mode unavailable: {problem}")
+                continue
+            bench_mode(mode, world, args.repeats)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""One sandboxed execution on a world: the world's lock held (one execution at a time), a
+private scratch folder under `world.scratch` (the child's /tmp and HOME, removed afterwards),
+one deadline and one pair of capped output captures for everything it runs."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from loca.core.world import World
+from mock_servers.core.files import DISPLAY_ROOT
+from mock_servers.sandbox.capture import Capture
+from mock_servers.sandbox.launch import INSIDE_TMP, Launcher, Limits, SandboxError, child_ids, traversable
+from mock_servers.sandbox.mode import sandbox_mode
+from mock_servers.sandbox.process import Stage, run_pipeline
+
+CONFIG_MODE = "sandbox"  # server config: "strong", "weak" or "auto"
+CONFIG_PYTHON = "sandbox_python"  # server config: the interpreter children use
+ENV_PYTHON = "LOCA_SANDBOX_PYTHON"
+LOCK_FILE = ".sandbox.lock"
+log = logging.getLogger("loca.sandbox")
+
+
+def interpreter(config: dict[str, Any]) -> str:
+    """The Python children run: configured, else `LOCA_SANDBOX_PYTHON`, else the gym's own."""
+    return str(config.get(CONFIG_PYTHON) or os.environ.get(ENV_PYTHON) or sys.executable)
+
+
+@contextmanager
+def open_execution(world: World, config: dict[str, Any], limits: Limits) -> Iterator[Execution]:
+    """Hold the world's sandbox for one execution; cleans up whatever happens."""
+    mode = sandbox_mode(config.get(CONFIG_MODE))
+    world.scratch.mkdir(parents=True, exist_ok=True)
+    workspace = world.workspace.resolve()
+    if not workspace.is_dir():
+        raise SandboxError("the world has no workspace folder")
+    with _world_lock(world.scratch / LOCK_FILE):
+        private = Path(tempfile.mkdtemp(prefix="run-", dir=world.scratch))
+        try:
+            yield Execution(Launcher(mode, workspace, private, interpreter(config), limits,
+                                     world.meta.tz))
+        finally:
+            _remove(private)
+
+
+class Execution:
+    """What a tool drives: run pipelines until the shared deadline, then read the output."""
+
+    def __init__(self, launcher: Launcher) -> None:
+        self.launcher = launcher
+        self.mode = launcher.mode
+        self.ids = child_ids()
+        if self.ids is not None:
+            _give(launcher.workspace, self.ids)
+            _give(launcher.tmp, self.ids)
+            if self.mode == "weak":
+                for what, path in (("the workspace", launcher.workspace), ("the scratch folder", launcher.tmp)):
+                    self._require_reachable(what, path)
+        self._prefix = launcher.prefix()
+        self._env = launcher.env()
+        self.out = Capture(launcher.limits.stdout_chars)
+        self.err = Capture(launcher.limits.stderr_chars)
+        self.started = time.monotonic()
+        self.deadline = self.started + launcher.limits.timeout_s
+        self.timed_out = False
+
+    @property
+    def workspace(self) -> str:
+        """The workspace as the child sees it."""
+        return self.launcher.inside_workspace
+
+    def python(self, *flags: str) -> list[str]:
+        """argv start for the configured interpreter."""
+        path = self.launcher.interpreter
+        if self.ids is not None and self.mode == "weak":
+            for folder in {Path(os.path.abspath(path)).parent, Path(path).resolve().parent}:
+                self._require_reachable("the Python interpreter", folder)
+        return [path, *flags]
+
+    def program(self, name: str, path: str) -> str:
+        """How argv names a system program: its bare name when the child's PATH finds that
+        same file (messages then read `cat: ...`), else its path."""
+        return name if shutil.which(name, path=self._env["PATH"]) == path else path
+
+    def write_script(self, name: str, text: str) -> str:
+        """Write a script into the private scratch; its path as the child sees it."""
+        target = self.launcher.tmp / name
+        target.write_text(text, encoding="utf-8")
+        self.own(target)
+        return f"{self.launcher.inside_tmp}/{name}"
+
+    def own(self, path: Path) -> None:
+        """Hand a file the server created to the child's uid (a no-op unless root)."""
+        if self.ids is not None:
+            os.lchown(path, *self.ids)
+
+    def run(self, stages: list[Stage]) -> int | None:
+        """Run one pipeline; its exit status, or None once the deadline has passed."""
+        if self.timed_out:
+            return None
+        code = run_pipeline(self._prefix, self._env, stages, self.deadline, self.out, self.err)
+        self.timed_out = code is None
+        return code
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def stdout(self) -> str:
+        return self.show(self.out.text())
+
+    def stderr(self) -> str:
+        return self.show(self.err.text())
+
+    def show(self, text: str) -> str:
+        """Host paths of a weak-mode child rewritten to the names a strong child sees."""
+        if self.mode == "weak":
+            text = text.replace(str(self.launcher.tmp), INSIDE_TMP)
+            text = text.replace(str(self.launcher.workspace), DISPLAY_ROOT)
+        return text
+
+    def _require_reachable(self, what: str, path: Path) -> None:
+        assert self.ids is not None
+        if not traversable(path, self.ids):
+            raise SandboxError(
+                f"weak mode drops root to uid {self.ids[0]}, which cannot reach {what}; keep "
+                "worlds and the interpreter under folders others may enter, or enable "
+                "bubblewrap (strong mode)")
+
+
+@contextmanager
+def _world_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock across threads and processes serving the same world."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _give(root: Path, ids: tuple[int, int]) -> None:
+    """Make `root` and everything under it belong to `ids` (links themselves, never targets)."""
+    paths = [str(root)]
+    for folder, dirs, files in os.walk(root):
+        paths += [os.path.join(folder, name) for name in (*dirs, *files)]
+    for path in paths:
+        try:
+            st = os.lstat(path)
+            if (st.st_uid, st.st_gid) != ids:
+                os.lchown(path, *ids)
+        except FileNotFoundError:  # removed meanwhile by another server
+            continue
+
+
+def _remove(path: Path) -> None:
+    def unlock_and_retry(func: Any, target: str, _exc: Any) -> None:
+        for folder in (os.path.dirname(target), target):
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                os.chmod(folder, 0o700)
+        func(target)
+
+    try:
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=unlock_and_retry)
+        else:
+            shutil.rmtree(path, onerror=unlock_and_retry)
+    except OSError as exc:
+        log.warning("could not remove a sandbox scratch folder: %s", exc)

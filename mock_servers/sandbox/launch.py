@@ -1,0 +1,224 @@
+"""How a sandboxed child starts: its resource limits, identity and environment, and in strong
+mode the bubblewrap mount plan (system and interpreter read-only, the workspace and a private
+scratch read-write, nothing else of the host; no network)."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from mock_servers.core.errors import Code, ToolFailure
+from mock_servers.core.files import DISPLAY_ROOT
+
+Mode = Literal["strong", "weak"]
+GiB = 1 << 30
+MiB = 1 << 20
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+INSIDE_TMP = "/tmp"
+ENV_UID = "LOCA_SANDBOX_UID"  # the unprivileged uid (and gid) children run as when the gym is root
+DEFAULT_UID = 65534
+# How scripts run: no user site (-s), neither the script's nor the working folder importable
+# (-P: a script named json.py cannot shadow the standard library), unbuffered (-u: a timeout
+# still shows what was printed). The environment is built from scratch, so the only PYTHON*
+# variables are ours: no byte-code files, a fixed hash seed (set order repeats across runs).
+SCRIPT_FLAGS = ("-s", "-P", "-u")
+_TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_EDITABLE_HOOKS = "lib/python3*/site-packages/__editable__*.pth"  # editable installs' start-up hooks
+_ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+        "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/mime.types", "/etc/magic")
+
+
+class SandboxError(ToolFailure):
+    """The sandbox itself could not run the command (not the command failing)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Code.FAILED_PRECONDITION, f"sandbox: {message}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-execution limits. CPU seconds follow the timeout (timeout + 1)."""
+
+    timeout_s: float
+    memory_bytes: int = 2 * GiB
+    file_bytes: int = 256 * MiB
+    open_files: int = 256
+    processes: int = 256
+    stdout_chars: int = 20_000
+    stderr_chars: int = 5_000
+
+    @property
+    def cpu_s(self) -> int:
+        return math.ceil(self.timeout_s) + 1
+
+    def prlimit(self, extra_processes: int = 0) -> list[str]:
+        """The `prlimit` prefix that sets these limits (soft = hard) and execs the command."""
+        return [host_tool("prlimit"), f"--as={self.memory_bytes}", f"--cpu={self.cpu_s}",
+                f"--fsize={self.file_bytes}", f"--nofile={self.open_files}",
+                f"--nproc={self.processes + extra_processes}", "--"]
+
+    def describe(self) -> str:
+        return (f"timeout {self.timeout_s:g} s; memory {self.memory_bytes // MiB} MiB; CPU "
+                f"{self.cpu_s} s; file size {self.file_bytes // MiB} MiB; open files "
+                f"{self.open_files}; processes {self.processes}; output kept: stdout "
+                f"{self.stdout_chars}, stderr {self.stderr_chars} characters (head and tail)")
+
+
+def host_tool(name: str) -> str:
+    path = shutil.which(name, path=SYSTEM_PATH)
+    if path is None:
+        raise SandboxError(f"'{name}' is not installed (Debian package "
+                           f"{'bubblewrap' if name == 'bwrap' else 'util-linux'})")
+    return path
+
+
+def child_ids() -> tuple[int, int] | None:
+    """(uid, gid) to drop to when the gym runs as root; None otherwise."""
+    if os.geteuid() != 0:
+        return None
+    uid = int(os.environ.get(ENV_UID, DEFAULT_UID))
+    if uid == 0:
+        raise SandboxError(f"{ENV_UID} must name an unprivileged uid, not 0")
+    return uid, uid
+
+
+def traversable(path: Path, ids: tuple[int, int]) -> bool:
+    """Whether `ids` may walk down to `path` (every directory on the way searchable)."""
+    uid, gid = ids
+    target = Path(path).resolve()
+    for folder in [*reversed(target.parents), *([target] if target.is_dir() else [])]:
+        st = folder.stat()
+        bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
+def _tasks_of(uid: int) -> int:
+    """Tasks (threads included) the user runs now: RLIMIT_NPROC counts them all."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                continue
+    return count
+
+
+def interpreter_roots(interpreter: str) -> list[Path]:
+    """The install folders an interpreter needs (a virtualenv and its base Python) that the
+    system binds do not already cover."""
+    roots: list[Path] = []
+    for exe in (Path(os.path.abspath(interpreter)), Path(interpreter).resolve()):
+        root = exe.parent.parent
+        covered = root == Path("/") or str(root) in _TOP_LEVEL or Path("/usr") in (root, *root.parents)
+        if not covered and root not in roots:
+            roots.append(root)
+    return roots
+
+
+def _parents(path: Path, made: set[Path]) -> list[str]:
+    """bwrap arguments creating the missing ancestors of a mount point, searchable by all."""
+    args: list[str] = []
+    for folder in reversed(path.parents):
+        if folder != Path("/") and folder not in made:
+            made.add(folder)
+            args += ["--perms", "0755", "--dir", str(folder)]
+    return args
+
+
+def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, int] | None) -> list[str]:
+    """bubblewrap up to the command: own network, pid, ipc and uts namespaces; read-only system
+    and interpreter; the workspace at /workspace and the private scratch at /tmp. As root, the
+    command then drops to the unprivileged `ids`."""
+    args = [host_tool("bwrap"), "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent",
+            "--ro-bind", "/usr", "/usr"]
+    for top in _TOP_LEVEL:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for item in _ETC:
+        args += ["--ro-bind-try", item, item]
+    args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workspace), DISPLAY_ROOT,
+             "--bind", str(tmp), INSIDE_TMP, "--chdir", DISPLAY_ROOT, *_interpreter_binds(interpreter)]
+    if ids is None:
+        return [*args, "--"]
+    return [*args, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *drop_root(ids)]
+
+
+@cache
+def _interpreter_binds(interpreter: str) -> tuple[str, ...]:
+    """Read-only binds of the interpreter's install folders, bound last so that one under /tmp
+    stays visible; editable installs' start-up hooks are masked (they point at host sources)."""
+    args: list[str] = []
+    made: set[Path] = set()
+    for root in interpreter_roots(interpreter):
+        args += [*_parents(root, made), "--ro-bind", str(root), str(root)]
+        for hook in sorted(root.glob(_EDITABLE_HOOKS)):
+            args += ["--ro-bind", "/dev/null", str(hook)]
+    return tuple(args)
+
+
+def drop_root(ids: tuple[int, int]) -> list[str]:
+    """setpriv arguments that run the rest as `ids`: no groups, no capabilities, no way back."""
+    uid, gid = ids
+    return [host_tool("setpriv"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """Starts sandboxed children for one execution (one workspace, one private scratch)."""
+
+    mode: Mode
+    workspace: Path  # host paths
+    tmp: Path
+    interpreter: str
+    limits: Limits
+    tz: str
+
+    @property
+    def inside_workspace(self) -> str:
+        return DISPLAY_ROOT if self.mode == "strong" else str(self.workspace)
+
+    @property
+    def inside_tmp(self) -> str:
+        return INSIDE_TMP if self.mode == "strong" else str(self.tmp)
+
+    def env(self) -> dict[str, str]:
+        """The child's whole environment: nothing is inherited."""
+        folder = str(Path(self.interpreter).parent)
+        search = SYSTEM_PATH if folder in SYSTEM_PATH.split(":") else f"{folder}:{SYSTEM_PATH}"
+        return {"PATH": search, "LANG": "C.UTF-8",
+                "HOME": self.inside_tmp, "TMPDIR": self.inside_tmp, "TZ": self.tz,
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+                "WORKSPACE": self.inside_workspace}
+
+    def prefix(self) -> tuple[list[str], dict[str, Any]]:
+        """Everything before the command's argv, and the extra Popen arguments."""
+        ids = child_ids()
+        if self.mode == "strong":
+            return [*bwrap_prefix(self.workspace, self.tmp, self.interpreter, ids),
+                    *self.limits.prlimit()], {}
+        if ids is not None:
+            return [*drop_root(ids), *self.limits.prlimit()], {"cwd": self.workspace}
+        return self.limits.prlimit(_tasks_of(os.getuid())), {"cwd": self.workspace}
+
+
+def spawn(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], argv: list[str],
+          stdin: int | IO[Any], stdout: int, stderr: int) -> subprocess.Popen[bytes]:
+    """Start one child leading its own process group (never through a shell)."""
+    head, extra = prefix
+    return subprocess.Popen([*head, *argv], stdin=stdin, stdout=stdout, stderr=stderr, env=env,
+                            start_new_session=True, close_fds=True, **extra)

@@ -1,0 +1,174 @@
+"""Run a pipeline of sandboxed stages: real pipes between them, stdout and stderr drained
+concurrently, one wall-clock deadline, and every process group killed and reaped before the
+call returns (SIGTERM at the deadline, SIGKILL 2 s later)."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mock_servers.sandbox.capture import Capture
+from mock_servers.sandbox.launch import SandboxError, spawn
+
+KILL_GRACE_S = 2.0  # between SIGTERM and SIGKILL
+DRAIN_GRACE_S = 1.0  # for output still in the pipes once every group is dead
+_POLL_S = 0.05
+_CHUNK = 1 << 16
+
+Target = Literal["out", "err"] | int  # the pipeline's stdout (next stage or capture), the stderr capture, an fd
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One program of a pipeline. `stdin` None reads the previous stage (or nothing)."""
+
+    argv: list[str]
+    stdin: int | None = None
+    stdout: Target = "out"
+    stderr: Target = "err"
+
+
+def shell_code(returncode: int) -> int:
+    """Exit status as a shell reports it: 128 + N for death by signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
+                 deadline: float, out: Capture, err: Capture) -> int | None:
+    """Run `stages` connected by pipes; the last stage's exit status, or None when the
+    deadline passed (everything is killed either way)."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        _spawn_all(prefix, env, stages, out_w, err_w, procs)
+    except BaseException as exc:
+        _signal(procs, signal.SIGKILL)
+        for proc in procs:
+            proc.wait()
+        for fd in (out_r, err_r):
+            os.close(fd)
+        if isinstance(exc, OSError | subprocess.SubprocessError):
+            raise SandboxError(f"could not start the command: {getattr(exc, 'strerror', None) or exc}") \
+                from None
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    drain = _Drain({out_r: out, err_r: err}, procs)
+    try:
+        finished = drain.pump(drain.all_exited, deadline)
+        if not finished:
+            _signal(procs, signal.SIGTERM)
+            drain.pump(drain.all_exited, time.monotonic() + KILL_GRACE_S)
+    finally:  # also when interrupted: nothing outlives the call
+        _signal(procs, signal.SIGKILL)  # stragglers of finished leaders too
+        try:
+            drain.pump(drain.streams_closed, time.monotonic() + DRAIN_GRACE_S)
+        finally:
+            drain.close()
+            codes = [proc.wait() for proc in procs]
+    return shell_code(codes[-1]) if finished else None
+
+
+def _spawn_all(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
+               out_w: int, err_w: int, procs: list[subprocess.Popen[bytes]]) -> None:
+    upstream: int | None = None  # read end of the pipe from the previous stage
+    try:
+        for i, stage in enumerate(stages):
+            down_r, down_w = os.pipe() if i < len(stages) - 1 else (None, out_w)
+            fds = {"out": down_w, "err": err_w}
+            stdin = stage.stdin if stage.stdin is not None else \
+                upstream if upstream is not None else subprocess.DEVNULL
+            stdout = fds[stage.stdout] if isinstance(stage.stdout, str) else stage.stdout
+            stderr = fds[stage.stderr] if isinstance(stage.stderr, str) else stage.stderr
+            try:
+                procs.append(spawn(prefix, env, stage.argv, stdin, stdout, stderr))
+            finally:
+                if down_r is not None:
+                    os.close(down_w)
+                if upstream is not None:
+                    os.close(upstream)
+                upstream = down_r
+    finally:
+        if upstream is not None:
+            os.close(upstream)
+
+
+def _signal(procs: list[subprocess.Popen[bytes]], sig: int) -> None:
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, sig)  # the group id is the leader's pid (own session)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _exited(pid: int) -> bool:
+    """Whether a child has exited, without reaping it (its group id stays reserved)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+class _Drain:
+    """Reads the capture pipes while waiting; wakes on output or on a child's exit."""
+
+    def __init__(self, streams: dict[int, Capture], procs: list[subprocess.Popen[bytes]]) -> None:
+        self.sel = selectors.DefaultSelector()
+        self.streams = dict(streams)
+        self.running = {proc.pid for proc in procs}
+        for fd, capture in streams.items():
+            os.set_blocking(fd, False)
+            self.sel.register(fd, selectors.EVENT_READ, capture)
+        for proc in procs:
+            try:
+                self.sel.register(os.pidfd_open(proc.pid), selectors.EVENT_READ, None)
+            except OSError:  # no pidfd: the poll interval notices the exit
+                pass
+
+    def all_exited(self) -> bool:
+        self.running = {pid for pid in self.running if not _exited(pid)}
+        return not self.running
+
+    def streams_closed(self) -> bool:
+        return not self.streams
+
+    def pump(self, done: Callable[[], bool], until: float) -> bool:
+        """Drain until `done()` or the time `until`; whether `done()` was reached."""
+        while not done():
+            left = until - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _ in self.sel.select(min(left, _POLL_S)):
+                if key.data is None:  # a pidfd: the child exited
+                    self._forget(key.fd)
+                else:
+                    self._read(key.fd, key.data)
+        return True
+
+    def _read(self, fd: int, capture: Capture) -> None:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return
+        if chunk:
+            capture.feed(chunk)
+        else:
+            self._forget(fd)
+
+    def _forget(self, fd: int) -> None:
+        self.sel.unregister(fd)
+        self.streams.pop(fd, None)
+        os.close(fd)
+
+    def close(self) -> None:
+        for key in list(self.sel.get_map().values()):
+            self._forget(key.fd)
+        self.sel.close()

@@ -77,7 +77,7 @@ TASK = TaskSpec(
     version=0,
     summary="final-exam timetable from Canvas announcements and e-mails into a sheet",
     servers={"canvas": "canvas", "email": "email", "excel": "excel", "filesystem": "filesystem",
-             "claim_done": "claim_done"},
+             "python_execute": "python_execute", "memory": "memory", "claim_done": "claim_done"},
     scale=Scale(primary="num_courses", lo=6, hi=400, fine="num_distractor_emails"),
     instruction=instruction,
     read_set=read_set,
@@ -86,5 +86,7 @@ TASK = TaskSpec(
            ("canvas", "canvas_get_course"), ("canvas", "canvas_list_announcements"),
            ("email", "get_emails"), ("email", "search_emails"), ("email", "read_email"),
            ("excel", "get_workbook_metadata"), ("excel", "read_data_from_excel"),
-           ("excel", "write_data_to_excel"), ("filesystem", "list_directory")),
+           ("excel", "write_data_to_excel"), ("filesystem", "list_directory"),
+           ("python_execute", "python_execute"), ("memory", "read_graph"), ("memory", "search_nodes"),
+           ("memory", "open_nodes")),
 )

@@ -38,8 +38,9 @@ from mock_servers.canvas.models import CanvasCourse, CanvasDiscussionTopic, Canv
 from mock_servers.core.db import bulk_insert
 from mock_servers.core.files import save_workbook
 from mock_servers.email import domain as mail
+from mock_servers.memory import domain as memory
 
-VERSION = "2"
+VERSION = "3"
 ZONES = ["America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles"]
 LOCAL_NOW = datetime(2025, 1, 15, 9, 0)
 MIN_INBOX = TRAP_PAGE + 2
@@ -304,6 +305,13 @@ def _write_mail(session: Session, plan: WorldPlan, mails: list[_Mail], clock: _C
     return {"address": plan.student.email}
 
 
+def _write_profile(session: Session, plan: WorldPlan, rng: random.Random) -> None:
+    """The student's profile in the memory graph: name, e-mail, student ID."""
+    memory.add_entity(session, plan.student.name, "student", [
+        f"E-mail: {plan.student.email}", f"Student ID: {rng.randrange(10**7, 10**8)}",
+        f"University: {plan.university}"])
+
+
 def _secret(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(16))
 
@@ -337,6 +345,7 @@ def generate(root: Path, params: dict[str, object], seed: int,
         world.meta.accounts["canvas"] = _write_canvas(session, plan, clock, rngs.stream("topics"),
                                                       rngs.stream("secrets"))
         world.meta.accounts["email"] = _write_mail(session, plan, mails, clock, rngs.stream("secrets2"))
+        _write_profile(session, plan, rngs.stream("profile"))
     _write_workspace(world)
     db.dispose()
     return finish_world(world, TASK, {SCHEDULE.file: truth_rows(plan)})

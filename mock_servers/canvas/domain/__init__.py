@@ -3,8 +3,10 @@ resource. This package re-exports the insert helpers generators use.
 
 Insert helpers accept explicit values for what tools never let an agent set (ids, dates,
 stored totals such as a quiz's question_count), check them, flush (so ids are known) and never
-commit: the caller's transaction decides. Each `add_x` has a bulk twin `add_xs(session, rows)`
-taking the same keyword arguments per row and inserting them in one executemany. Instants are
+commit: the caller's transaction decides. What generators make by the thousand (users, courses,
+enrollments, assignments, submissions, quizzes, quiz submissions, topics, notifications,
+calendar events) also has a bulk twin, `add_xs(session, rows)`, taking the same keyword
+arguments per row and inserting them all in one executemany. Instants are
 accepted as aware datetimes or ISO 8601 strings with `Z` or an offset and stored as UTC
 `YYYY-MM-DDTHH:MM:SSZ`.
 

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from mock_servers.canvas.domain.base import choice, insert, insert_many, table, text
+from mock_servers.canvas.domain.base import choice, insert, insert_many, table, text, update_row
 from mock_servers.canvas.domain.messages import add_notification
 from mock_servers.canvas.models import CanvasAssignment, CanvasGrade, CanvasSubmission
 from mock_servers.core import sql
@@ -148,8 +148,7 @@ def update_assignment(session: Session, a: Assignment, changes: dict[str, Any]) 
                      "submitted_at IS NOT NULL LIMIT 1", (a.id,)):
         raise ToolFailure(Code.FAILED_PRECONDITION,
                           f"assignment {a.id} has student submissions and cannot be unpublished")
-    columns = ", ".join(f"{field} = ?" for field in values)
-    sql.run(session, f"UPDATE canvas_assignment SET {columns} WHERE id = ?", (*values.values(), a.id))
+    update_row(session, "canvas_assignment", a.id, values, ASSIGNMENT_FIELDS)
     return a._replace(**values)
 
 

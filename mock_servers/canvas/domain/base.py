@@ -53,14 +53,18 @@ def insert_many(session: Session, model: type[SQLModel], build: Callable[..., di
     insert them all in one executemany. Returns how many rows were inserted."""
     values = [build(**row) for row in rows]
     if values:
-        _flush_pending(session)
         bulk_insert(session, model, values)
     return len(values)
 
 
-def _flush_pending(session: Session) -> None:
-    if session.new or session.dirty or session.deleted:
-        session.flush()
+def update_row(session: Session, table_name: str, row_id: int, values: Mapping[str, Any],
+               allowed: Sequence[str]) -> None:
+    """Set `values` (only columns of `allowed`, the fields tools may change) on one row."""
+    unknown = sorted(set(values) - set(allowed))
+    if unknown:
+        raise ValueError(f"{table_name}: {', '.join(unknown)} may not be updated")
+    columns = ", ".join(f"{field} = ?" for field in values)
+    sql.run(session, f"UPDATE {table_name} SET {columns} WHERE id = ?", (*values.values(), row_id))
 
 
 def like(term: str) -> str:

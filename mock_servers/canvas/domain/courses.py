@@ -23,6 +23,7 @@ from mock_servers.canvas.domain.base import (
     insert_many,
     table,
     text,
+    update_row,
 )
 from mock_servers.canvas.domain.users import User
 from mock_servers.canvas.models import CanvasCourse, CanvasEnrollment
@@ -130,8 +131,7 @@ def update_course(session: Session, course: Course, changes: dict[str, Any]) -> 
             text(field, values[field])
     updated = course._replace(**values)
     _check_dates(updated.start_at, updated.end_at)
-    columns = ", ".join(f"{field} = ?" for field in values)
-    sql.run(session, f"UPDATE canvas_course SET {columns} WHERE id = ?", (*values.values(), course.id))
+    update_row(session, "canvas_course", course.id, values, COURSE_FIELDS)
     return updated
 
 

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from mock_servers.canvas.domain.base import choice, insert, insert_many, table, text
+from mock_servers.canvas.domain.base import choice, insert, insert_many, table, text, update_row
 from mock_servers.canvas.models import CanvasQuiz, CanvasQuizSubmission
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
@@ -22,6 +22,7 @@ QUESTION_TYPES = ("multiple_choice_question", "true_false_question", "short_answ
                   "essay_question", "multiple_answers_question", "numerical_question")
 QUIZ_FIELDS = ("title", "description", "quiz_type", "time_limit", "due_at", "published",
                "shuffle_answers", "allowed_attempts", "scoring_policy", "access_code")  # updatable
+QUESTION_FIELDS = ("question_name", "question_text", "points_possible")  # updatable
 CORRECT = 100.0  # answer weight of a correct answer
 
 
@@ -220,9 +221,7 @@ def update_question(session: Session, q: Question, changes: dict[str, Any],
     if answers is not None:
         _store_answers(session, q.id, _answers(q.question_type, answers))
     if changes:
-        columns = ", ".join(f"{field} = ?" for field in changes)
-        sql.run(session, f"UPDATE canvas_quiz_question SET {columns} WHERE id = ?",
-                (*changes.values(), q.id))
+        update_row(session, "canvas_quiz_question", q.id, changes, QUESTION_FIELDS)
     recompute_totals(session, q.quiz_id)
     return q._replace(**changes)
 
@@ -260,8 +259,7 @@ def update_quiz(session: Session, quiz: Quiz, changes: dict[str, Any]) -> Quiz:
     if values.get("access_code") == "":
         values["access_code"] = None
     _check_settings(values)
-    columns = ", ".join(f"{field} = ?" for field in values)
-    sql.run(session, f"UPDATE canvas_quiz SET {columns} WHERE id = ?", (*values.values(), quiz.id))
+    update_row(session, "canvas_quiz", quiz.id, values, QUIZ_FIELDS)
     return quiz._replace(**values)
 
 

@@ -8,11 +8,21 @@ from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from mock_servers.canvas.domain.base import OPEN, SERVER, Listing, fetch_one, insert, insert_many, table, text
+from mock_servers.canvas.domain.base import (
+    OPEN,
+    SERVER,
+    Listing,
+    fetch_one,
+    insert,
+    insert_many,
+    table,
+    text,
+    update_row,
+)
 from mock_servers.canvas.models import CanvasUser
 from mock_servers.core import sessions, sql
 from mock_servers.core.auth import hash_password, verify_password
-from mock_servers.core.errors import Code, ToolFailure, invalid
+from mock_servers.core.errors import Code, ToolFailure
 from mock_servers.core.times import check_zone
 from mock_servers.core.times import optional_instant as instant
 
@@ -121,16 +131,12 @@ def sis_taken(session: Session, sis_user_id: str) -> bool:
 
 def update_profile(session: Session, user: User, changes: dict[str, str]) -> User:
     """Set some of `PROFILE_FIELDS` of the user; returns the changed row."""
-    unknown = sorted(set(changes) - set(PROFILE_FIELDS))
-    if unknown:
-        raise invalid(f"not profile fields: {', '.join(unknown)}")
     for field in ("name", "short_name"):
         if field in changes:
             text(field, changes[field])
     if "time_zone" in changes:
         check_zone(changes["time_zone"])
-    columns = ", ".join(f"{field} = ?" for field in changes)
-    sql.run(session, f"UPDATE canvas_user SET {columns} WHERE id = ?", (*changes.values(), user.id))
+    update_row(session, "canvas_user", user.id, changes, PROFILE_FIELDS)
     return user._replace(**changes)
 
 

@@ -98,6 +98,7 @@ def test_create_and_update_assignment(env: Any) -> None:
     cases = [({"name": "X", "submission_types": ["fax"]}, "INVALID_ARGUMENT"),
              ({"name": "X", "submission_types": []}, "INVALID_ARGUMENT"),
              ({"name": "X", "points_possible": -1}, "INVALID_ARGUMENT"),
+             ({"name": "X", "points_possible": 2e6}, "INVALID_ARGUMENT"),
              ({"name": "X", "due_at": "tomorrow"}, "INVALID_ARGUMENT"),
              ({"name": "X", "id": 5}, "INVALID_ARGUMENT"),
              ({"name": "X", "workflow_state": "published"}, "INVALID_ARGUMENT")]
@@ -134,7 +135,7 @@ def test_submit_grade(env: Any) -> None:
     never = ok(rt, "canvas_submit_grade", course_id=bio, assignment_id=ids.assignments["upload"],
                user_id=alice, grade="4")
     assert (never["workflow_state"], never["submitted_at"], never["score"]) == ("graded", None, 4.0)
-    for bad in ("A", "-3", "85%%", "", "nan", "1e999", "ten points"):
+    for bad in ("A", "-3", "85%%", "", "nan", "1e999", "ten points", "2000000", "1e10%"):
         err(rt, "canvas_submit_grade", "INVALID_ARGUMENT", course_id=bio, assignment_id=lab, user_id=bob, grade=bad)
     err(rt, "canvas_submit_grade", "INVALID_ARGUMENT", course_id=bio, assignment_id=lab, user_id=bob, grade=True)
     err(rt, "canvas_submit_grade", "INVALID_ARGUMENT", course_id=bio,

@@ -144,6 +144,32 @@ def test_every_tool_rejects_bad_arguments_and_needs_a_login(env: Any) -> None:
             err(rt, tool, "UNAUTHENTICATED", **args)
 
 
+HOSTILE: dict[str, list[Any]] = {
+    "integer": [10**30, -(10**30), 2**63, 0, -1, 1.5, "9" * 40],
+    "number": [1e308, -1e308, 5e-324, "1e999", "nan"],
+    "string": ["\ud800", "\x00", "x" * 100_000, "' OR 1=1 --", "%_\\", "9" * 40, "9999-12-31", "0001-01-01"],
+    "boolean": ["yes", 2],
+    "array": [[], [10**30], ["\ud800"], list(range(1000)), [{"text": "\ud800", "points": 1e308}]],
+    "object": [{}, {"x": 1}, {"name": "\ud800", "unique_id": "\ud800", "text": "a"}],
+}
+
+
+def test_hostile_values_are_errors_never_crashes(env: Any) -> None:
+    """Every parameter of every tool, one at a time, given values a client may send: a result
+    or a readable error, never an internal error."""
+    rt, ids, _ = env
+    for who, tool, args in _valid_calls(ids):
+        if tool == "canvas_logout":
+            continue
+        login(rt, who)
+        for param, schema in rt.tools[tool].parameters["properties"].items():
+            kinds = schema["type"] if isinstance(schema.get("type"), list) else [schema.get("type", "object")]
+            for value in (v for kind in kinds for v in HOSTILE.get(kind, [])):
+                text = call(rt, tool, **{**args, param: value}).text
+                assert not text.startswith("Error [INTERNAL]"), (tool, param, repr(value)[:40], text[:300])
+        login(rt, "alice")
+
+
 # ---------------------------------------------------------------- schemas and metadata
 
 def test_tool_metadata_and_schemas(env: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from mock_servers.canvas.domain.base import choice, insert, insert_many, table, text, update_row
+from mock_servers.canvas.domain.base import choice, insert, insert_many, points, table, text, update_row
 from mock_servers.canvas.domain.messages import add_notification
 from mock_servers.canvas.models import CanvasAssignment, CanvasGrade, CanvasSubmission
 from mock_servers.core import sql
@@ -58,12 +58,6 @@ SUBMISSIONS = table(Submission, "canvas_submission")
 
 # ---------------------------------------------------------------- inserts
 
-def _points(value: float | None) -> float | None:
-    if value is not None and (not math.isfinite(value) or value < 0):
-        raise invalid(f"points_possible {value} must be a number >= 0")
-    return value
-
-
 def assignment_row(*, course_id: int, name: str, description: str | None = None,
                    due_at: Any = None, unlock_at: Any = None, lock_at: Any = None,
                    points_possible: float | None = None,
@@ -75,7 +69,8 @@ def assignment_row(*, course_id: int, name: str, description: str | None = None,
     types = [choice("submission type", t, SUBMISSION_TYPES) for t in dict.fromkeys(submission_types)]
     return {"id": id, "course_id": course_id, "name": text("name", name), "description": description,
             "due_at": instant(due_at), "unlock_at": instant(unlock_at), "lock_at": instant(lock_at),
-            "points_possible": _points(points_possible), "submission_types": ",".join(types),
+            "points_possible": None if points_possible is None
+            else points("points_possible", points_possible), "submission_types": ",".join(types),
             "published": published}
 
 
@@ -142,7 +137,7 @@ def update_assignment(session: Session, a: Assignment, changes: dict[str, Any]) 
     if "due_at" in values:
         values["due_at"] = instant(values["due_at"])
     if "points_possible" in values:
-        _points(values["points_possible"])
+        points("points_possible", values["points_possible"])
     if values.get("published") is False and a.published and sql.scalar(
             session, "SELECT 1 FROM canvas_submission WHERE assignment_id = ? AND "
                      "submitted_at IS NOT NULL LIMIT 1", (a.id,)):
@@ -204,10 +199,10 @@ def parse_grade(grade: str | float, points_possible: float | None) -> tuple[str,
         raise invalid(f"grade '{grade}' not understood; give points (e.g. 17), a percentage "
                       "(e.g. 85%), complete or incomplete")
     if not percent:
-        return _number_text(value), value
+        return _number_text(value), points("grade", value)
     if not points_possible:
         raise invalid("a percentage needs an assignment with points_possible; give points")
-    return f"{_number_text(value)}%", round(points_possible * value / 100.0, 2)
+    return f"{_number_text(value)}%", points("grade", round(points_possible * value / 100.0, 2))
 
 
 _GRADE = (

@@ -3,6 +3,7 @@ rows in one executemany), and listings read a page at a time in SQL."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -24,6 +25,7 @@ OPEN = sql.quoted(OPEN_STATES)
 STAFF = sql.quoted(STAFF_TYPES)
 BY_DUE = "x.due_at IS NULL, x.due_at, x.id"  # undated last
 NEWEST_FIRST = "x.posted_at DESC, x.id DESC"
+MAX_POINTS = 1_000_000  # of an assignment, quiz, question, rubric criterion or grade
 
 
 def choice(what: str, value: str, allowed: Sequence[str]) -> str:
@@ -38,6 +40,13 @@ def text(what: str, value: str) -> str:
     if not value.strip():
         raise invalid(f"{what} must not be empty")
     return value
+
+
+def points(what: str, value: float) -> float:
+    """A number of points: finite, 0..MAX_POINTS."""
+    if not (math.isfinite(value) and 0 <= value <= MAX_POINTS):
+        raise invalid(f"{what} {value} must be a number from 0 to {MAX_POINTS}")
+    return float(value)
 
 
 def insert(session: Session, row: T) -> T:

@@ -64,8 +64,10 @@ def bound(value: str, zone: str, *, end: bool) -> str:
         day = date.fromisoformat(value.strip())
     except ValueError:
         raise invalid(f"'{value}' is not a valid date (YYYY-MM-DD)") from None
-    if end:
-        day += timedelta(days=1)
+    try:
+        day += timedelta(days=1 if end else 0)
+    except OverflowError:
+        raise invalid(f"'{value}' is out of range") from None
     return instant(datetime.combine(day, time(), ZoneInfo(zone)))
 
 

@@ -3,13 +3,12 @@ sequences, quiz totals kept in step), attempts, and the projections tools return
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from mock_servers.canvas.domain.base import choice, insert, insert_many, table, text, update_row
+from mock_servers.canvas.domain.base import choice, insert, insert_many, points, table, text, update_row
 from mock_servers.canvas.models import CanvasQuiz, CanvasQuizSubmission
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
@@ -24,6 +23,8 @@ QUIZ_FIELDS = ("title", "description", "quiz_type", "time_limit", "due_at", "pub
                "shuffle_answers", "allowed_attempts", "scoring_policy", "access_code")  # updatable
 QUESTION_FIELDS = ("question_name", "question_text", "points_possible")  # updatable
 CORRECT = 100.0  # answer weight of a correct answer
+MAX_TIME_LIMIT = 525_600  # minutes: a year
+MAX_ATTEMPTS = 1000
 
 
 class Quiz(NamedTuple):
@@ -62,14 +63,13 @@ QUESTIONS = table(Question, "canvas_quiz_question")
 
 def _check_settings(values: Mapping[str, Any]) -> None:
     limit, attempts = values.get("time_limit"), values.get("allowed_attempts")
-    if limit is not None and limit < 1:
-        raise invalid(f"time_limit {limit} must be at least 1 minute (omit it for no limit)")
-    if attempts is not None and not (attempts == -1 or attempts >= 1):
-        raise invalid(f"allowed_attempts {attempts} must be -1 (unlimited) or at least 1")
+    if limit is not None and not 1 <= limit <= MAX_TIME_LIMIT:
+        raise invalid(f"time_limit {limit} must be 1..{MAX_TIME_LIMIT} minutes (omit it for no limit)")
+    if attempts is not None and not (attempts == -1 or 1 <= attempts <= MAX_ATTEMPTS):
+        raise invalid(f"allowed_attempts {attempts} must be -1 (unlimited) or 1..{MAX_ATTEMPTS}")
     for field in ("points_possible", "credits"):
-        value = values.get(field)
-        if value is not None and (not math.isfinite(value) or value < 0):
-            raise invalid(f"{field} {value} must be a number >= 0")
+        if values.get(field) is not None:
+            points(field, values[field])
     if "quiz_type" in values:
         choice("quiz_type", values["quiz_type"], QUIZ_TYPES)
     if "scoring_policy" in values:
@@ -189,8 +189,7 @@ def add_question(session: Session, *, quiz_id: int, question_text: str,
     correct); the quiz totals follow."""
     choice("question_type", question_type, QUESTION_TYPES)
     checked = _answers(question_type, answers)
-    if not math.isfinite(points_possible) or points_possible < 0:
-        raise invalid(f"points_possible {points_possible} must be a number >= 0")
+    points("points_possible", points_possible)
     position = sql.scalar(session, "SELECT coalesce(max(position), 0) + 1 FROM "
                                    "canvas_quiz_question WHERE quiz_id = ?", (quiz_id,))
     values = (quiz_id, position, question_name or "Question", text("question_text", question_text),
@@ -215,9 +214,8 @@ def update_question(session: Session, q: Question, changes: dict[str, Any],
     """Change the question's name, text or points, and replace its answers when given."""
     if "question_text" in changes:
         text("question_text", changes["question_text"])
-    points = changes.get("points_possible")
-    if points is not None and (not math.isfinite(points) or points < 0):
-        raise invalid(f"points_possible {points} must be a number >= 0")
+    if changes.get("points_possible") is not None:
+        points("points_possible", changes["points_possible"])
     if answers is not None:
         _store_answers(session, q.id, _answers(q.question_type, answers))
     if changes:

@@ -4,13 +4,12 @@ sum of its criteria."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
-from mock_servers.canvas.domain.base import Table, text
+from mock_servers.canvas.domain.base import Table, points, text
 from mock_servers.core import sql
 from mock_servers.core.errors import invalid
 
@@ -31,22 +30,16 @@ RUBRICS = Table(Rubric, "x.id, x.course_id, x.title, x.description, x.points_pos
                         "FROM canvas_rubric_criterion c WHERE c.rubric_id = x.id)", "canvas_rubric x")
 
 
-def _points(what: str, value: float) -> float:
-    if not math.isfinite(value) or value < 0:
-        raise invalid(f"{what} {value} must be a number >= 0")
-    return float(value)
-
-
-def _ratings(criterion: Mapping[str, Any], points: float) -> list[dict[str, Any]]:
+def _ratings(criterion: Mapping[str, Any], worth: float) -> list[dict[str, Any]]:
     """The criterion's ratings, highest first; by default full marks and no marks."""
-    given = criterion.get("ratings") or [{"description": "Full Marks", "points": points},
+    given = criterion.get("ratings") or [{"description": "Full Marks", "points": worth},
                                          {"description": "No Marks", "points": 0.0}]
     ratings = []
     for r in given:
-        value = _points("rating points", r["points"])
-        if value > points:
+        value = points("rating points", r["points"])
+        if value > worth:
             raise invalid(f"rating '{r['description']}' is worth {value:g}, more than its "
-                          f"criterion's {points:g} points")
+                          f"criterion's {worth:g} points")
         ratings.append({"description": text("rating description", r["description"]), "points": value})
     return sorted(ratings, key=lambda r: -r["points"])
 
@@ -60,10 +53,10 @@ def add_rubric(session: Session, *, course_id: int, title: str, criteria: Sequen
         raise invalid("a rubric needs at least one criterion")
     rows = []
     for position, c in enumerate(criteria, start=1):
-        points = _points("criterion points", c["points"])
+        worth = points("criterion points", c["points"])
         rows.append((position, text("criterion description", c["description"]),
-                     c.get("long_description"), points, bool(c.get("criterion_use_range")),
-                     json.dumps(_ratings(c, points), ensure_ascii=False, separators=(",", ":"))))
+                     c.get("long_description"), worth, bool(c.get("criterion_use_range")),
+                     json.dumps(_ratings(c, worth), ensure_ascii=False, separators=(",", ":"))))
     rubric_id = sql.scalar(session, "INSERT INTO canvas_rubric (id, course_id, title, description, "
                                     "points_possible, free_form_criterion_comments, hide_score_total) "
                                     "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",

@@ -25,9 +25,11 @@ from mock_servers.canvas.tools.common import (
     PAGE_SIZE,
     AssignmentId,
     CourseId,
+    Id,
     Page,
     PerPage,
     Points,
+    Str,
     access,
     given,
     now_z,
@@ -37,7 +39,6 @@ from mock_servers.canvas.tools.common import (
 )
 from mock_servers.core.errors import Code, ToolFailure, denied, invalid, not_found
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import Int
 
 SubmissionType = Literal["online_text_entry", "online_url", "online_upload", "on_paper", "none"]
 NEEDS = {"online_text_entry": "body", "online_url": "url", "online_upload": "file_ids"}
@@ -68,10 +69,10 @@ def canvas_get_assignment(call: Call, course_id: CourseId,
 def canvas_create_assignment(
     call: Call,
     course_id: CourseId,
-    name: Annotated[str, Field(description=NAME)],
-    description: Annotated[str | None, Field(description=DESCRIPTION)] = None,
+    name: Annotated[Str, Field(description=NAME)],
+    description: Annotated[Str | None, Field(description=DESCRIPTION)] = None,
     points_possible: Points | None = None,
-    due_at: Annotated[str | None, Field(description=f"Due date: {INSTANT}")] = None,
+    due_at: Annotated[Str | None, Field(description=f"Due date: {INSTANT}")] = None,
     submission_types: Annotated[list[SubmissionType] | None, Field(
         min_length=1, description="How students submit (default [online_text_entry])")] = None,
     published: Annotated[bool, Field(description=PUBLISHED)] = False,
@@ -90,10 +91,10 @@ def canvas_update_assignment(
     call: Call,
     course_id: CourseId,
     assignment_id: AssignmentId,
-    name: Annotated[str | None, Field(description=NAME)] = None,
-    description: Annotated[str | None, Field(description=DESCRIPTION)] = None,
+    name: Annotated[Str | None, Field(description=NAME)] = None,
+    description: Annotated[Str | None, Field(description=DESCRIPTION)] = None,
     points_possible: Points | None = None,
-    due_at: Annotated[str | None, Field(description=f"Due date: {INSTANT}")] = None,
+    due_at: Annotated[Str | None, Field(description=f"Due date: {INSTANT}")] = None,
     published: Annotated[bool | None, Field(description=PUBLISHED)] = None,
 ) -> dict[str, Any]:
     """Change an assignment of a course you teach; only the fields given change (at least
@@ -110,7 +111,7 @@ def canvas_get_submission(
     call: Call,
     course_id: CourseId,
     assignment_id: AssignmentId,
-    user_id: Annotated[Int | None, Field(
+    user_id: Annotated[Id | None, Field(
         description="Student id; default yourself (others: teachers only)")] = None,
 ) -> dict[str, Any]:
     """A student's submission for an assignment. Never submitted: workflow_state
@@ -136,9 +137,9 @@ def canvas_submit_assignment(
     assignment_id: AssignmentId,
     submission_type: Annotated[Literal["online_text_entry", "online_url", "online_upload"],
                                Field(description="Must be allowed by the assignment")],
-    body: Annotated[str | None, Field(description="Text (HTML) for online_text_entry")] = None,
-    url: Annotated[str | None, Field(description="http(s) URL for online_url")] = None,
-    file_ids: Annotated[list[Int] | None, Field(
+    body: Annotated[Str | None, Field(description="Text (HTML) for online_text_entry")] = None,
+    url: Annotated[Str | None, Field(description="http(s) URL for online_url")] = None,
+    file_ids: Annotated[list[Id] | None, Field(
         max_length=50, description="Ids of your uploaded files for online_upload")] = None,
 ) -> dict[str, Any]:
     """Submit (or resubmit) your work as a student of the course. Give exactly the field the

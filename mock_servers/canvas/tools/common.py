@@ -7,9 +7,10 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from loca.core.clock import iso_z
+from mock_servers.canvas.domain.base import MAX_POINTS
 from mock_servers.canvas.domain.courses import CourseAccess, course_access, require_active, require_staff
 from mock_servers.canvas.domain.users import User, current_user
 from mock_servers.core.errors import invalid
@@ -17,6 +18,8 @@ from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int, page_param, size_param
 
 PAGE_SIZE, MAX_PAGE_SIZE = 50, 100
+MAX_PAGE = 1_000_000_000
+MAX_ID = 2**63 - 1  # SQLite's largest integer
 PAGING = f"Paged: per_page default {PAGE_SIZE}, max {MAX_PAGE_SIZE}."
 
 toolbox = Toolbox(
@@ -36,18 +39,30 @@ def not_bool(value: Any) -> Any:
     return value
 
 
+def storable(value: str) -> str:
+    """Text SQLite can store: UTF-8 encodable (no unpaired surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text contains an unpaired surrogate") from None
+    return value
+
+
 Num = Annotated[float, BeforeValidator(not_bool), Field(allow_inf_nan=False)]
-Points = Annotated[Num, Field(ge=0, description="Points possible (>= 0)")]
+PointsValue = Annotated[Num, Field(ge=0, le=MAX_POINTS)]
+Points = Annotated[PointsValue, Field(description=f"Points possible (0..{MAX_POINTS})")]
 INSTANT = "ISO 8601 date-time with Z or an offset, e.g. 2025-01-20T23:59:00Z"
-CourseId = Annotated[Int, Field(description="Course id")]
-AccountId = Annotated[Int, Field(description="Account id")]
-AssignmentId = Annotated[Int, Field(description="Assignment id (of that course)")]
-QuizId = Annotated[Int, Field(description="Quiz id (of that course)")]
-QuestionId = Annotated[Int, Field(description="Question id (of that quiz)")]
-TopicId = Annotated[Int, Field(description="Discussion topic or announcement id (of that course)")]
-ModuleId = Annotated[Int, Field(description="Module id (of that course)")]
-ItemId = Annotated[Int, Field(description="Module item id (of that module)")]
-Page = Annotated[Int, page_param()]
+Str = Annotated[str, AfterValidator(storable)]
+Id = Annotated[Int, Field(ge=1, le=MAX_ID)]
+CourseId = Annotated[Id, Field(description="Course id")]
+AccountId = Annotated[Id, Field(description="Account id")]
+AssignmentId = Annotated[Id, Field(description="Assignment id (of that course)")]
+QuizId = Annotated[Id, Field(description="Quiz id (of that course)")]
+QuestionId = Annotated[Id, Field(description="Question id (of that quiz)")]
+TopicId = Annotated[Id, Field(description="Discussion topic or announcement id (of that course)")]
+ModuleId = Annotated[Id, Field(description="Module id (of that course)")]
+ItemId = Annotated[Id, Field(description="Module item id (of that module)")]
+Page = Annotated[Int, page_param(), Field(le=MAX_PAGE)]
 PerPage = Annotated[Int, size_param(PAGE_SIZE, MAX_PAGE_SIZE)]
 
 

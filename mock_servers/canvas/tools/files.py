@@ -24,8 +24,10 @@ from mock_servers.canvas.domain.files import (
 from mock_servers.canvas.tools.common import (
     PAGE_SIZE,
     CourseId,
+    Id,
     Page,
     PerPage,
+    Str,
     access,
     me,
     paged_list,
@@ -33,7 +35,6 @@ from mock_servers.canvas.tools.common import (
 )
 from mock_servers.core.errors import denied, not_found
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import Int
 
 BY_NAME = "x.display_name COLLATE NOCASE, x.id"
 
@@ -43,7 +44,7 @@ BY_NAME = "x.display_name COLLATE NOCASE, x.id"
 def canvas_list_files(
     call: Call,
     course_id: CourseId,
-    folder_id: Annotated[Int | None, Field(description="Only files in this folder of the course")] = None,
+    folder_id: Annotated[Id | None, Field(description="Only files in this folder of the course")] = None,
     page: Page = 1,
     per_page: PerPage = PAGE_SIZE,
 ) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def canvas_list_files(
 
 
 @toolbox.tool(rw="read")
-def canvas_get_file(call: Call, file_id: Annotated[Int, Field(description="File id")]) -> dict[str, Any]:
+def canvas_get_file(call: Call, file_id: Annotated[Id, Field(description="File id")]) -> dict[str, Any]:
     """One file: of a course you are in, or one of your own files (admins see all)."""
     user = me(call)
     found = get_file(call.session, file_id)
@@ -98,7 +99,7 @@ def canvas_list_pages(call: Call, course_id: CourseId, page: Page = 1,
 def canvas_get_page(
     call: Call,
     course_id: CourseId,
-    page_url: Annotated[str, Field(description="The page's url as listed, e.g. week-1-cells")],
+    page_url: Annotated[Str, Field(description="The page's url as listed, e.g. week-1-cells")],
 ) -> dict[str, Any]:
     """One wiki page of a course with its body (HTML)."""
     return page_view(page_at(call.session, access(call, course_id), page_url))

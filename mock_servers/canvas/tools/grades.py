@@ -24,6 +24,8 @@ from mock_servers.canvas.domain.grades import (
 from mock_servers.canvas.tools.common import (
     AssignmentId,
     CourseId,
+    Id,
+    Str,
     access,
     me,
     not_bool,
@@ -41,11 +43,11 @@ def canvas_submit_grade(
     call: Call,
     course_id: CourseId,
     assignment_id: AssignmentId,
-    user_id: Annotated[Int, Field(description="The student's id")],
-    grade: Annotated[str | float, BeforeValidator(not_bool), Field(
+    user_id: Annotated[Id, Field(description="The student's id")],
+    grade: Annotated[Str | float, BeforeValidator(not_bool), Field(
         description="Points (17 or \"17\"), a percentage of points_possible (\"85%\"), "
                     "complete or incomplete")],
-    comment: Annotated[str | None, Field(description="Comment kept with the grade")] = None,
+    comment: Annotated[Str | None, Field(description="Comment kept with the grade")] = None,
 ) -> dict[str, Any]:
     """Grade a student's work on an assignment (teachers, TAs, admins), submitted or not. The
     score follows from the grade; the student is notified and the grading is kept in the

@@ -20,10 +20,19 @@ from mock_servers.canvas.domain.messages import (
     notifications_of,
     resolve_recipients,
 )
-from mock_servers.canvas.tools.common import PAGE_SIZE, Page, PerPage, me, now_z, paged_list, toolbox
+from mock_servers.canvas.tools.common import (
+    PAGE_SIZE,
+    Id,
+    Page,
+    PerPage,
+    Str,
+    me,
+    now_z,
+    paged_list,
+    toolbox,
+)
 from mock_servers.core.errors import invalid
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import Int
 
 MAX_RECIPIENTS = 100
 DAY_OR_INSTANT = "YYYY-MM-DD (the whole day in your time zone) or an ISO 8601 date-time with Z or an offset"
@@ -41,7 +50,7 @@ def canvas_list_conversations(call: Call, page: Page = 1, per_page: PerPage = PA
 @toolbox.tool(rw="read")
 def canvas_get_conversation(
     call: Call,
-    conversation_id: Annotated[Int, Field(description="Conversation id")],
+    conversation_id: Annotated[Id, Field(description="Conversation id")],
 ) -> dict[str, Any]:
     """One of your conversations with its newest 100 messages, newest first. Only
     participants may read a conversation (else PERMISSION_DENIED)."""
@@ -53,10 +62,10 @@ def canvas_get_conversation(
 @toolbox.tool(rw="write")
 def canvas_create_conversation(
     call: Call,
-    recipients: Annotated[list[str], Field(min_length=1, max_length=MAX_RECIPIENTS, description=(
+    recipients: Annotated[list[Str], Field(min_length=1, max_length=MAX_RECIPIENTS, description=(
         "User ids (\"12\") or course_<id> for every active member of a course you teach"))],
-    body: Annotated[str, Field(description="The first message")],
-    subject: Annotated[str | None, Field(description="Subject")] = None,
+    body: Annotated[Str, Field(description="The first message")],
+    subject: Annotated[Str | None, Field(description="Subject")] = None,
 ) -> dict[str, Any]:
     """Start a conversation between you and the recipients (people who share a course with
     you); each recipient is notified. An unknown recipient is INVALID_ARGUMENT."""
@@ -85,8 +94,8 @@ def canvas_list_notifications(call: Call, page: Page = 1, per_page: PerPage = PA
 @paged_list
 def canvas_list_calendar_events(
     call: Call,
-    start_date: Annotated[str | None, Field(description=f"Events ending at or after: {DAY_OR_INSTANT}")] = None,
-    end_date: Annotated[str | None, Field(description=f"Events starting before: {DAY_OR_INSTANT}")] = None,
+    start_date: Annotated[Str | None, Field(description=f"Events ending at or after: {DAY_OR_INSTANT}")] = None,
+    end_date: Annotated[Str | None, Field(description=f"Events starting before: {DAY_OR_INSTANT}")] = None,
     page: Page = 1,
     per_page: PerPage = PAGE_SIZE,
 ) -> dict[str, Any]:

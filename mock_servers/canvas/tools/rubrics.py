@@ -12,31 +12,32 @@ from mock_servers.canvas.domain.rubrics import RUBRICS, add_rubric, rubric_brief
 from mock_servers.canvas.tools.common import (
     PAGE_SIZE,
     CourseId,
-    Num,
+    Id,
     Page,
     PerPage,
+    PointsValue,
+    Str,
     access,
     paged_list,
     staff_write,
     toolbox,
 )
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import Int
 
 MAX_CRITERIA = 50
 
 
 class Rating(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    description: Annotated[str, Field(description="Level, e.g. 'Exceeds expectations'")]
-    points: Annotated[Num, Field(ge=0, description="Points of the level (at most the criterion's)")]
+    description: Annotated[Str, Field(description="Level, e.g. 'Exceeds expectations'")]
+    points: Annotated[PointsValue, Field(description="Points of the level (at most the criterion's)")]
 
 
 class Criterion(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    description: Annotated[str, Field(description="What is judged")]
-    long_description: Annotated[str | None, Field(description="Details")] = None
-    points: Annotated[Num, Field(ge=0, description="Points the criterion is worth")]
+    description: Annotated[Str, Field(description="What is judged")]
+    long_description: Annotated[Str | None, Field(description="Details")] = None
+    points: Annotated[PointsValue, Field(description="Points the criterion is worth")]
     criterion_use_range: Annotated[bool | None, Field(description="Score ratings as ranges")] = None
     ratings: Annotated[list[Rating] | None, Field(
         max_length=20, description="Levels (default: full marks and no marks)")] = None
@@ -56,7 +57,7 @@ def canvas_list_rubrics(call: Call, course_id: CourseId, page: Page = 1,
 def canvas_get_rubric(
     call: Call,
     course_id: CourseId,
-    rubric_id: Annotated[Int, Field(description="Rubric id (of that course)")],
+    rubric_id: Annotated[Id, Field(description="Rubric id (of that course)")],
 ) -> dict[str, Any]:
     """One rubric of a course with its criteria and their ratings."""
     rubric = in_course(call.session, RUBRICS, rubric_id, access(call, course_id), "rubric")
@@ -67,10 +68,10 @@ def canvas_get_rubric(
 def canvas_create_rubric(
     call: Call,
     course_id: CourseId,
-    title: Annotated[str, Field(description="Rubric title")],
+    title: Annotated[Str, Field(description="Rubric title")],
     criteria: Annotated[list[Criterion], Field(min_length=1, max_length=MAX_CRITERIA,
                                                description="Criteria, in order")],
-    description: Annotated[str | None, Field(description="Description")] = None,
+    description: Annotated[Str | None, Field(description="Description")] = None,
     free_form_criterion_comments: Annotated[bool, Field(
         description="Graders write free-form comments instead of picking ratings")] = False,
     hide_score_total: Annotated[bool, Field(description="Hide the total from students")] = False,

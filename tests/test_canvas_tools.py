@@ -18,7 +18,7 @@ from mock_servers.canvas.models import CanvasUser
 from mock_servers.canvas.server import toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.toolkit import ServerRuntime
-from tests.canvas_seed import ACCESS_CODE, NOW, PASSWORDS, Ids, call, err, login, make_env, ok
+from tests.canvas_seed import ACCESS_CODE, NOW, PASSWORDS, Ids, call, err, login, make_env, ok, seed
 from tests.test_conformance import _walk
 
 NEW_PASSWORD = "nina-Secret-8"
@@ -259,7 +259,7 @@ def test_paging_edges_of_every_list(env: Any) -> None:
 
 def test_output_cap_cuts_lists_and_long_text(make_world: Any) -> None:
     world, db = make_world(["canvas"], now=NOW)
-    ids = __import__("tests.canvas_seed", fromlist=["seed"]).seed(db)
+    ids = seed(db)
     with db.write() as s:
         long = domain.add_assignment(s, course_id=ids.courses["bio"], name="Long", description="x" * 5000).id
     rt = ServerRuntime(toolbox, world, {"max_output_chars": 900})

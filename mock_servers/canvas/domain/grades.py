@@ -76,6 +76,15 @@ def marks_of(session: Session, assignment_ids: list[int],
     return {(aid, uid): Mark(score, grade) for aid, uid, score, grade in rows}
 
 
+def scores_by_student(session: Session, assignments: list[GradeItem],
+                      user_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """`course_score` of each user over the assignments of one course."""
+    scores: dict[int, dict[int, float]] = {uid: {} for uid in user_ids}
+    for (aid, uid), mark in marks_of(session, [a.id for a in assignments], user_ids).items():
+        scores[uid][aid] = mark.score
+    return {uid: course_score(assignments, mine) for uid, mine in scores.items()}
+
+
 def upcoming(session: Session, courses: Listing, now_z: str, limit: int) -> list[dict[str, Any]]:
     """Published assignments due after `now_z` in the courses of a `COURSES` listing, soonest
     first (then id), each with its course."""

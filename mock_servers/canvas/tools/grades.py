@@ -19,6 +19,7 @@ from mock_servers.canvas.domain.grades import (
     course_score,
     marks_of,
     published_assignments,
+    scores_by_student,
     upcoming,
 )
 from mock_servers.canvas.tools.common import (
@@ -113,13 +114,6 @@ def _mark_view(assignment_id: int, mark: Mark | None) -> dict[str, Any]:
 def _student_scores(call: Call, course_id: int, assignments: list[GradeItem]) -> list[dict[str, Any]]:
     """Every student of the course (by sortable name, id) with current and final score."""
     students = course_students(call.session, course_id)
-    marks = marks_of(call.session, [a.id for a in assignments], [uid for uid, _ in students])
-    scores: dict[int, dict[int, float]] = {uid: {} for uid, _ in students}
-    for (aid, uid), mark in marks.items():
-        scores[uid][aid] = mark.score
-    out = []
-    for uid, name in students:
-        grade = course_score(assignments, scores[uid])
-        out.append({"user_id": uid, "name": name, "current_score": grade["current_score"],
-                    "final_score": grade["final_score"]})
-    return out
+    scores = scores_by_student(call.session, assignments, [uid for uid, _ in students])
+    return [{"user_id": uid, "name": name, "current_score": scores[uid]["current_score"],
+             "final_score": scores[uid]["final_score"]} for uid, name in students]

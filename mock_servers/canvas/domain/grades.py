@@ -42,47 +42,49 @@ class Mark(NamedTuple):
     grade: str | None
 
 
-def course_score(assignments: list[GradeItem], scores: dict[int, float]) -> dict[str, Any]:
-    """Current score counts graded assignments only; final score counts ungraded ones as zero.
-    Only assignments worth points count."""
-    counted = [a for a in assignments if (a.points_possible or 0) > 0]
-    graded = [a for a in counted if a.id in scores]
-    current = _percent(sum(scores[a.id] for a in graded),
-                       sum(a.points_possible or 0 for a in graded))
-    final = _percent(sum(scores.get(a.id, 0.0) for a in counted),
-                     sum(a.points_possible or 0 for a in counted))
-    return {"current_score": current, "final_score": final,
-            "current_grade": letter_grade(current), "final_grade": letter_grade(final)}
+# Per (course, user): points of the published assignments worth points, the points of those
+# graded, and the score earned on them. Current score = earned / graded points; final score
+# counts ungraded work as zero: earned / all points.
+_TOTALS = (
+    "SELECT a.course_id, u.id, total(a.points_possible), "
+    "total(CASE WHEN s.score IS NOT NULL THEN a.points_possible END), total(s.score) "
+    "FROM canvas_assignment a JOIN canvas_user u ON u.id IN ({users}) "
+    "LEFT JOIN canvas_submission s ON s.assignment_id = a.id AND s.user_id = u.id "
+    "AND s.score IS NOT NULL "
+    "WHERE a.published = 1 AND a.points_possible > 0 AND a.course_id IN ({courses}) "
+    "GROUP BY a.course_id, u.id")
 
 
-def published_assignments(session: Session, course_ids: list[int]) -> dict[int, list[GradeItem]]:
-    """Published assignments per course, by due_at (undated last) and id."""
-    out: dict[int, list[GradeItem]] = {cid: [] for cid in course_ids}
-    for item in sql.rows(session, GradeItem, "SELECT x.id, x.course_id, x.points_possible FROM "
-                                             "canvas_assignment x WHERE x.published = 1 AND "
-                                             f"x.course_id IN ({sql.marks(len(course_ids))}) "
-                                             f"ORDER BY {BY_DUE}", course_ids):
-        out[item.course_id].append(item)
+def course_scores(session: Session, course_ids: list[int],
+                  user_ids: list[int]) -> dict[tuple[int, int], dict[str, Any]]:
+    """Current and final score and letter grade of each user in each course, keyed by
+    (course id, user id); null scores where nothing is worth points (or nothing is graded)."""
+    totals = {(cid, uid): (possible, graded, earned) for cid, uid, possible, graded, earned in sql.run(
+        session, _TOTALS.format(users=sql.marks(len(user_ids)), courses=sql.marks(len(course_ids))),
+        (*user_ids, *course_ids))}
+    out = {}
+    for cid in course_ids:
+        for uid in user_ids:
+            possible, graded, earned = totals.get((cid, uid), (0.0, 0.0, 0.0))
+            current, final = _percent(earned, graded), _percent(earned, possible)
+            out[cid, uid] = {"current_score": current, "final_score": final,
+                             "current_grade": letter_grade(current), "final_grade": letter_grade(final)}
     return out
 
 
-def marks_of(session: Session, assignment_ids: list[int],
-             user_ids: list[int]) -> dict[tuple[int, int], Mark]:
-    """Scored submissions keyed by (assignment id, user id)."""
-    rows = sql.run(session, "SELECT assignment_id, user_id, score, grade FROM canvas_submission "
-                            f"WHERE assignment_id IN ({sql.marks(len(assignment_ids))}) AND user_id "
-                            f"IN ({sql.marks(len(user_ids))}) AND score IS NOT NULL",
-                   (*assignment_ids, *user_ids))
-    return {(aid, uid): Mark(score, grade) for aid, uid, score, grade in rows}
+def published_assignments(session: Session, course_id: int) -> list[GradeItem]:
+    """Published assignments of a course, by due_at (undated last) and id."""
+    return sql.rows(session, GradeItem, "SELECT x.id, x.course_id, x.points_possible FROM "
+                                        "canvas_assignment x WHERE x.published = 1 AND "
+                                        f"x.course_id = ? ORDER BY {BY_DUE}", (course_id,))
 
 
-def scores_by_student(session: Session, assignments: list[GradeItem],
-                      user_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """`course_score` of each user over the assignments of one course."""
-    scores: dict[int, dict[int, float]] = {uid: {} for uid in user_ids}
-    for (aid, uid), mark in marks_of(session, [a.id for a in assignments], user_ids).items():
-        scores[uid][aid] = mark.score
-    return {uid: course_score(assignments, mine) for uid, mine in scores.items()}
+def marks_of(session: Session, assignment_ids: list[int], user_id: int) -> dict[int, Mark]:
+    """The user's scored submissions, by assignment id."""
+    rows = sql.run(session, "SELECT assignment_id, score, grade FROM canvas_submission WHERE "
+                            f"assignment_id IN ({sql.marks(len(assignment_ids))}) AND user_id = ? "
+                            "AND score IS NOT NULL", (*assignment_ids, user_id))
+    return {aid: Mark(score, grade) for aid, score, grade in rows}
 
 
 def upcoming(session: Session, courses: Listing, now_z: str, limit: int) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from sqlmodel import Session
 from mock_servers.canvas.domain.accounts import account_users
 from mock_servers.canvas.domain.base import OPEN
 from mock_servers.canvas.domain.files import add_file, file_view, get_file
-from mock_servers.canvas.domain.grades import published_assignments, scores_by_student
+from mock_servers.canvas.domain.grades import course_scores
 from mock_servers.core import sql
 from mock_servers.core.errors import invalid
 
@@ -52,11 +52,10 @@ def _grade_export(session: Session, tree: list[int], params: dict[str, Any]) -> 
                                     "canvas_enrollment e JOIN canvas_user u ON u.id = e.user_id "
                                     f"WHERE e.course_id = ? AND e.type = 'StudentEnrollment' {states} "
                                     "ORDER BY u.sortable_name, u.id", (cid,)).fetchall()
-        scores = scores_by_student(session, published_assignments(session, [cid])[cid],
-                                   [s[0] for s in students])
+        scores = course_scores(session, [cid], [s[0] for s in students])
         for uid, name, sis, state in students:
-            rows.append([name, uid, sis, cname, cid, csis, term, scores[uid]["current_score"],
-                         scores[uid]["final_score"], state])
+            rows.append([name, uid, sis, cname, cid, csis, term, scores[cid, uid]["current_score"],
+                         scores[cid, uid]["final_score"], state])
     return rows
 
 

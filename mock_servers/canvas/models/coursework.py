@@ -19,7 +19,7 @@ class CanvasAssignment(SQLModel, table=True):
     course_id: int = Field(foreign_key="canvas_course.id", index=True)
     name: str
     description: str | None = None
-    due_at: str | None = None
+    due_at: str | None = Field(default=None, index=True)  # "what is due next" reads it in order
     unlock_at: str | None = None
     lock_at: str | None = None
     points_possible: float | None = None

@@ -13,15 +13,7 @@ from mock_servers.canvas.domain.assignments import (
 )
 from mock_servers.canvas.domain.base import fetch_all
 from mock_servers.canvas.domain.courses import course_students, in_course, is_student, my_courses, own_enrollments
-from mock_servers.canvas.domain.grades import (
-    GradeItem,
-    Mark,
-    course_score,
-    marks_of,
-    published_assignments,
-    scores_by_student,
-    upcoming,
-)
+from mock_servers.canvas.domain.grades import Mark, course_scores, marks_of, published_assignments, upcoming
 from mock_servers.canvas.tools.common import (
     AssignmentId,
     CourseId,
@@ -79,16 +71,19 @@ def canvas_get_course_grades(call: Call, course_id: CourseId) -> dict[str, Any]:
     published assignment's score and grade; teachers, TAs and admins get every student's
     current and final score. Current counts graded work only; final counts the rest as 0."""
     found = access(call, course_id)
-    assignments = published_assignments(call.session, [course_id])[course_id]
     if found.staff:
-        return {"course_id": course_id, "students": _student_scores(call, course_id, assignments)}
+        students = course_students(call.session, course_id)
+        scores = course_scores(call.session, [course_id], [uid for uid, _ in students])
+        return {"course_id": course_id, "students": [
+            {"user_id": uid, "name": name, "current_score": scores[course_id, uid]["current_score"],
+             "final_score": scores[course_id, uid]["final_score"]} for uid, name in students]}
     if not found.student:
         raise denied(f"only students and staff have grades in course {course_id}")
-    marks = marks_of(call.session, [a.id for a in assignments], [found.user.id])
-    mine = {aid: mark for (aid, _), mark in marks.items()}
-    return {"course_id": course_id,
-            **course_score(assignments, {aid: m.score for aid, m in mine.items()}),
-            "assignments": [_mark_view(a.id, mine.get(a.id)) for a in assignments]}
+    user_id = found.user.id
+    assignments = published_assignments(call.session, course_id)
+    marks = marks_of(call.session, [a.id for a in assignments], user_id)
+    return {"course_id": course_id, **course_scores(call.session, [course_id], [user_id])[course_id, user_id],
+            "assignments": [_mark_view(a.id, marks.get(a.id)) for a in assignments]}
 
 
 @toolbox.tool(rw="read")
@@ -99,21 +94,10 @@ def canvas_get_user_grades(call: Call) -> dict[str, Any]:
     courses = fetch_all(call.session, my_courses(user.id, now_z(call)))
     mine = own_enrollments(call.session, user.id, [c.id for c in courses])
     courses = [c for c in courses if c.id in mine and mine[c.id].type == "StudentEnrollment"]
-    by_course = published_assignments(call.session, [c.id for c in courses])
-    marks = marks_of(call.session, [a.id for rows in by_course.values() for a in rows], [user.id])
-    scores = {aid: m.score for (aid, _), m in marks.items()}
-    return {"courses": [{"course_id": c.id, "name": c.name,
-                         **course_score(by_course[c.id], scores)} for c in courses]}
+    scores = course_scores(call.session, [c.id for c in courses], [user.id])
+    return {"courses": [{"course_id": c.id, "name": c.name, **scores[c.id, user.id]} for c in courses]}
 
 
 def _mark_view(assignment_id: int, mark: Mark | None) -> dict[str, Any]:
     return {"assignment_id": assignment_id, "score": mark.score if mark else None,
             "grade": mark.grade if mark else None}
-
-
-def _student_scores(call: Call, course_id: int, assignments: list[GradeItem]) -> list[dict[str, Any]]:
-    """Every student of the course (by sortable name, id) with current and final score."""
-    students = course_students(call.session, course_id)
-    scores = scores_by_student(call.session, assignments, [uid for uid, _ in students])
-    return [{"user_id": uid, "name": name, "current_score": scores[uid]["current_score"],
-             "final_score": scores[uid]["final_score"]} for uid, name in students]

@@ -27,14 +27,6 @@ def _percent(earned: float, possible: float) -> float | None:
     return round(100.0 * earned / possible, 2) if possible > 0 else None
 
 
-class GradeItem(NamedTuple):
-    """A published assignment as grading sees it."""
-
-    id: int
-    course_id: int
-    points_possible: float | None
-
-
 class Mark(NamedTuple):
     """A scored submission."""
 
@@ -72,11 +64,11 @@ def course_scores(session: Session, course_ids: list[int],
     return out
 
 
-def published_assignments(session: Session, course_id: int) -> list[GradeItem]:
-    """Published assignments of a course, by due_at (undated last) and id."""
-    return sql.rows(session, GradeItem, "SELECT x.id, x.course_id, x.points_possible FROM "
-                                        "canvas_assignment x WHERE x.published = 1 AND "
-                                        f"x.course_id = ? ORDER BY {BY_DUE}", (course_id,))
+def published_assignments(session: Session, course_id: int) -> list[int]:
+    """Ids of the published assignments of a course, by due_at (undated last) and id."""
+    return [r[0] for r in sql.run(session, "SELECT x.id FROM canvas_assignment x WHERE "
+                                           f"x.published = 1 AND x.course_id = ? ORDER BY {BY_DUE}",
+                                  (course_id,))]
 
 
 def marks_of(session: Session, assignment_ids: list[int], user_id: int) -> dict[int, Mark]:

@@ -81,9 +81,9 @@ def canvas_get_course_grades(call: Call, course_id: CourseId) -> dict[str, Any]:
         raise denied(f"only students and staff have grades in course {course_id}")
     user_id = found.user.id
     assignments = published_assignments(call.session, course_id)
-    marks = marks_of(call.session, [a.id for a in assignments], user_id)
+    marks = marks_of(call.session, assignments, user_id)
     return {"course_id": course_id, **course_scores(call.session, [course_id], [user_id])[course_id, user_id],
-            "assignments": [_mark_view(a.id, marks.get(a.id)) for a in assignments]}
+            "assignments": [_mark_view(aid, marks.get(aid)) for aid in assignments]}
 
 
 @toolbox.tool(rw="read")

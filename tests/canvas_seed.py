@@ -1,4 +1,4 @@
-"""A small Canvas world built through the domain layer, and call helpers for its tests.
+"""A small Canvas world built through the domain layer, and shortcuts to call its tools.
 
 People: alice and bob (students of bio), tina (teaches bio and chem), tom (TA of bio, teaches
 phys), adam (account admin), olga (observer in bio), eve (student of phys)."""

@@ -1,5 +1,5 @@
-"""The Canvas domain layer as generators use it: insert helpers check their values, and the
-bulk helpers build a large world quickly."""
+"""The Canvas domain layer as generators use it: insert functions check their values, and the
+bulk inserts build a large world quickly."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from mock_servers.core.toolkit import ServerRuntime
 from tests.canvas_seed import ok
 
 
-def test_insert_helpers_check_their_values(make_world: Any) -> None:
+def test_insert_functions_check_their_values(make_world: Any) -> None:
     _, db = make_world(["canvas"])
     with pytest.raises(ToolFailure), db.write() as s:
         domain.add_course(s, account_id=domain.add_account(s, "A").id, name="X", course_code="X",
@@ -83,7 +83,7 @@ def _bulk_world(s: Any, courses: int, students: int) -> dict[str, int]:
     return {"items": len(items)}
 
 
-def test_bulk_helpers_build_a_large_world_fast(make_world: Any) -> None:
+def test_bulk_inserts_build_a_large_world_fast(make_world: Any) -> None:
     world, db = make_world(["canvas"], now="2025-09-20T12:00:00Z")
     started = time.perf_counter()
     with db.write() as s:
@@ -104,7 +104,7 @@ def test_bulk_helpers_build_a_large_world_fast(make_world: Any) -> None:
     assert mine["workflow_state"] == "unsubmitted"
 
 
-def test_bulk_helpers_check_every_row(make_world: Any) -> None:
+def test_bulk_inserts_check_every_row(make_world: Any) -> None:
     _, db = make_world(["canvas"])
     with pytest.raises(ToolFailure, match="scoring_policy"), db.write() as s:
         account = domain.add_account(s, "A").id

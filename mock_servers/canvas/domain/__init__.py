@@ -1,7 +1,7 @@
 """The Canvas domain layer shared by tools, world generators and checkers, one module per
-resource. This package re-exports the insert helpers generators use.
+resource. This package re-exports the insert functions generators use.
 
-Insert helpers accept explicit values for what tools never let an agent set (ids, dates,
+Insert functions accept explicit values for what tools never let an agent set (ids, dates,
 stored totals such as a quiz's question_count), check them, flush (so ids are known) and never
 commit: the caller's transaction decides. What generators make by the thousand (users, courses,
 enrollments, assignments, submissions, quizzes, quiz submissions, topics, notifications,

@@ -58,7 +58,7 @@ def insert(session: Session, row: T) -> T:
 
 def insert_many(session: Session, model: type[SQLModel], build: Callable[..., dict[str, Any]],
                 rows: Iterable[Mapping[str, Any]]) -> int:
-    """Check each row of keyword arguments with `build` (the single-row helper's checks), then
+    """Check each row of keyword arguments with `build` (the checks of the single-row insert), then
     insert them all in one executemany. Returns how many rows were inserted."""
     values = [build(**row) for row in rows]
     if values:

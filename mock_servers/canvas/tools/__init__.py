@@ -1,0 +1,1 @@
+"""Canvas tool modules, one per resource, registering on `common.toolbox`."""

@@ -1,0 +1,104 @@
+"""What the Canvas tool modules share: the one toolbox they register on, parameter types and
+the caller's standing in a course."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from loca.core.clock import iso_z
+from mock_servers.canvas.domain.base import MAX_POINTS
+from mock_servers.canvas.domain.courses import CourseAccess, course_access, require_active, require_staff
+from mock_servers.canvas.domain.users import User, current_user
+from mock_servers.core.errors import invalid
+from mock_servers.core.toolkit import Call, Toolbox
+from mock_servers.core.types import Int, page_param, size_param
+
+PAGE_SIZE, MAX_PAGE_SIZE = 50, 100
+MAX_PAGE = 1_000_000_000
+MAX_ID = 2**63 - 1  # SQLite's largest integer
+PAGING = f"Paged: per_page default {PAGE_SIZE}, max {MAX_PAGE_SIZE}."
+
+toolbox = Toolbox(
+    "canvas",
+    instructions=("Canvas LMS: courses, assignments, quizzes, discussions, modules, files, "
+                  "conversations and accounts. Every tool but health check and login acts as the "
+                  f"logged-in user under Canvas's role rules. {PAGING}"),
+    list_keys=("items", "messages", "entries", "students", "courses", "cards", "assignments",
+               "criteria", "reports"),
+    snapshot_ignore={"canvas_user": frozenset({"last_login_at"})},
+)
+
+
+def not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")
+    return value
+
+
+def storable(value: str) -> str:
+    """Text SQLite can store: UTF-8 encodable (no unpaired surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text contains an unpaired surrogate") from None
+    return value
+
+
+Num = Annotated[float, BeforeValidator(not_bool), Field(allow_inf_nan=False)]
+PointsValue = Annotated[Num, Field(ge=0, le=MAX_POINTS)]
+Points = Annotated[PointsValue, Field(description=f"Points possible (0..{MAX_POINTS})")]
+INSTANT = "ISO 8601 date-time with Z or an offset, e.g. 2025-01-20T23:59:00Z"
+Str = Annotated[str, AfterValidator(storable)]
+Id = Annotated[Int, Field(ge=1, le=MAX_ID)]
+CourseId = Annotated[Id, Field(description="Course id")]
+AccountId = Annotated[Id, Field(description="Account id")]
+AssignmentId = Annotated[Id, Field(description="Assignment id (of that course)")]
+QuizId = Annotated[Id, Field(description="Quiz id (of that course)")]
+QuestionId = Annotated[Id, Field(description="Question id (of that quiz)")]
+TopicId = Annotated[Id, Field(description="Discussion topic or announcement id (of that course)")]
+ModuleId = Annotated[Id, Field(description="Module id (of that course)")]
+ItemId = Annotated[Id, Field(description="Module item id (of that module)")]
+Page = Annotated[Int, page_param(), Field(le=MAX_PAGE)]
+PerPage = Annotated[Int, size_param(PAGE_SIZE, MAX_PAGE_SIZE)]
+
+
+def paged_list(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a tool that returns a page: its description then says how paging works. Put it
+    under `@toolbox.tool`."""
+    fn.__doc__ = f"{inspect.cleandoc(fn.__doc__ or '')}\n{PAGING}"
+    return fn
+
+
+def now_z(call: Call) -> str:
+    """The virtual now as stored: UTC `YYYY-MM-DDTHH:MM:SSZ`."""
+    return iso_z(call.now)
+
+
+def me(call: Call) -> User:
+    """The logged-in user, else UNAUTHENTICATED."""
+    return current_user(call.session)
+
+
+def access(call: Call, course_id: int) -> CourseAccess:
+    """The logged-in user inside a course they may enter."""
+    return course_access(call.session, me(call), course_id)
+
+
+def staff_write(call: Call, course_id: int, action: str) -> CourseAccess:
+    """A teacher, TA or admin changing an open course."""
+    found = access(call, course_id)
+    require_staff(found, action)
+    require_active(found, now_z(call))
+    return found
+
+
+def given(**fields: Any) -> dict[str, Any]:
+    """The fields that were given (not None); at least one, else INVALID_ARGUMENT."""
+    out = {k: v for k, v in fields.items() if v is not None}
+    if not out:
+        raise invalid(f"nothing to update; give at least one of {', '.join(fields)}")
+    return out

@@ -19,7 +19,7 @@ from mock_servers.canvas.server import toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.toolkit import ServerRuntime
 from tests.canvas_seed import ACCESS_CODE, NOW, PASSWORDS, Ids, call, err, login, make_env, ok, seed
-from tests.test_conformance import _walk
+from tests.schemas import violations
 
 NEW_PASSWORD = "nina-Secret-8"
 OPEN_TOOLS = {"canvas_health_check", "canvas_login", "canvas_logout"}
@@ -183,7 +183,7 @@ def test_tool_metadata_and_schemas(env: Any) -> None:
         assert len(tool.description) <= 1024
         assert "canvas" in tool.tags and len({"read", "write"} & tool.tags) == 1
         assert tool.annotations.readOnlyHint == (toolbox.defs[name].rw == "read")
-        assert tool.parameters["additionalProperties"] is False and not _walk(tool.parameters), name
+        assert tool.parameters["additionalProperties"] is False and not violations(tool.parameters), name
         for param, schema in tool.parameters["properties"].items():
             assert schema.get("description"), (name, param)
             assert "anyOf" not in schema

@@ -8,11 +8,9 @@ from typing import Any
 
 import pytest
 
-from mock_servers.gateway import Gateway
 from mock_servers.memory import domain, toolbox
 from mock_servers.memory.domain import Triple
 from tests.harness import ServerHarness
-from tests.test_conformance import _fuzz, _walk
 
 PROFILE = {
     "entities": [
@@ -270,21 +268,3 @@ def test_same_calls_give_identical_outputs(make_world: Any) -> None:
     assert [second.ok_text(tool, **args) for tool, args in script] == texts
 
 
-def test_schemas_follow_the_rules(mem: Memory) -> None:
-    for name, tool in mem.runtime.tools.items():
-        params = tool.parameters
-        assert params["additionalProperties"] is False and not _walk(params), name
-        assert all(spec.get("description") for spec in params["properties"].values()), name
-        assert ("core" in tool.tags) == (name in {"read_graph", "search_nodes", "open_nodes"})
-        assert ("read" in tool.tags) == name.startswith(("read_", "search_", "open_"))
-    relation = mem.runtime.tools["create_relations"].parameters["properties"]["relations"]
-    assert relation["items"]["required"] == ["from", "to", "relationType"]
-
-
-def test_random_and_malformed_arguments_never_crash(mem: Memory) -> None:
-    gateway = Gateway(mem.world, {"memory": "memory"})
-    try:
-        for spec in gateway.specs:
-            _fuzz(gateway, spec)
-    finally:
-        gateway.close()

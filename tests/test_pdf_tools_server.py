@@ -15,10 +15,8 @@ from pypdf import PdfReader, PdfWriter
 
 from generators.pdf import pdf_bytes, write_pdf
 from mock_servers.core import snapshot
-from mock_servers.gateway import Gateway
 from mock_servers.pdf_tools import search, toolbox
 from tests.harness import ServerHarness
-from tests.test_conformance import _fuzz, _walk
 
 MOMENT = datetime(2025, 1, 15, 10, 0, tzinfo=UTC)
 INVOICE_PAGES = [[f"Invoice INV-{100 + p}", f"Amount due: {p * 125}.00 USD", "Thank you."]
@@ -360,23 +358,3 @@ def test_same_calls_give_identical_outputs(make_world: Any) -> None:
     assert [second.ok_text(tool, **args) for tool, args in script] == texts
 
 
-def test_schemas_follow_the_rules(pdfs: ServerHarness) -> None:
-    core = {"read_pdf_pages", "get_pdf_info", "merge_pdfs", "extract_pdf_pages"}
-    assert len(pdfs.runtime.tools) == 9
-    for name, tool in pdfs.runtime.tools.items():
-        params = tool.parameters
-        assert params["additionalProperties"] is False and not _walk(params), name
-        assert all(spec.get("description") for spec in params["properties"].values()), name
-        assert ("core" in tool.tags) == (name in core)
-        assert ("write" in tool.tags) == (name in {"merge_pdfs", "extract_pdf_pages"})
-    size = pdfs.runtime.tools["search_pdf_content"].parameters["properties"]["page_size"]
-    assert (size["default"], size["minimum"], size["maximum"]) == (10, 10, 50)
-
-
-def test_random_and_malformed_arguments_never_crash(pdfs: ServerHarness) -> None:
-    gateway = Gateway(pdfs.world, {"pdf_tools": "pdf_tools"})
-    try:
-        for spec in gateway.specs:
-            _fuzz(gateway, spec)
-    finally:
-        gateway.close()

@@ -18,7 +18,7 @@ from mock_servers.python_execute import toolbox
 from mock_servers.sandbox import mode as mode_module
 from tests.harness import ServerHarness
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require
-from tests.test_conformance import _walk
+from tests.schemas import violations
 
 INFO = re.compile(r"=== EXECUTION INFO ===\nReturn code: (.+)\nExecution time: \d+\.\d\d seconds\n"
                   r"Timeout limit: (\d+) seconds$")
@@ -60,7 +60,7 @@ def test_registered_with_a_clean_schema(world: World) -> None:
         "type": "integer", "minimum": 1, "maximum": 120, "default": 30,
         "description": "wall-clock limit in seconds (default 30, max 120)"}
     assert params["properties"]["filename"]["type"] == "string"
-    assert not _walk(params)
+    assert not violations(params)
     assert all(p.get("description") for p in params["properties"].values())
 
 

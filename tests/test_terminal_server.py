@@ -20,7 +20,7 @@ from mock_servers.terminal.parse import Op, Word, parse, tokenize
 from mock_servers.terminal.rules import validate
 from tests.harness import ServerHarness
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require
-from tests.test_conformance import _walk
+from tests.schemas import violations
 
 
 class Shell(ServerHarness):
@@ -62,7 +62,7 @@ def test_registered_with_clean_schemas(world: World) -> None:
     command = tools["run_command"].parameters["properties"]["command"]
     assert command["maxLength"] == 2048 and command["description"]
     for tool in tools.values():
-        assert len(tool.description or "") <= 1024 and not _walk(tool.parameters)
+        assert len(tool.description or "") <= 1024 and not violations(tool.parameters)
         assert tool.parameters["additionalProperties"] is False
 
 

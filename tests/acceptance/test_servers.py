@@ -20,6 +20,7 @@ from loca.core.world import WorldMeta
 from mock_servers.catalog import build, load
 from mock_servers.gateway import Gateway, ToolSpec
 from tests.acceptance.conftest import SERVER_NAMES, small_world
+from tests.schemas import violations
 
 ERROR = re.compile(r"^Error \[(INVALID_ARGUMENT|NOT_FOUND|ALREADY_EXISTS|FAILED_PRECONDITION|"
                    r"PERMISSION_DENIED|UNAUTHENTICATED|RESOURCE_EXHAUSTED|DEADLINE_EXCEEDED|"
@@ -45,27 +46,6 @@ def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     gw.close()
 
 
-def _walk(node: Any, path: str = "") -> list[str]:
-    """Rule violations inside a parameter schema (servers.md §4)."""
-    problems: list[str] = []
-    if isinstance(node, dict):
-        for banned in ("$ref", "$defs", "title", "oneOf", "allOf", "not", "ge", "le"):
-            if banned in node and not (banned == "title" and path.endswith(".properties")):
-                problems.append(f"{path}: has {banned}")
-        if "default" in node and node["default"] is None:
-            problems.append(f"{path}: null default")
-        if node.get("type") == "array" and "items" not in node:
-            problems.append(f"{path}: array without items")
-        if node.get("type") == "object" and "properties" not in node and "additionalProperties" not in node:
-            problems.append(f"{path}: open object")
-        for key, value in node.items():
-            problems += _walk(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            problems += _walk(value, f"{path}[{i}]")
-    return problems
-
-
 def test_schemas_follow_the_exposure_rules(gateway: Gateway) -> None:
     names = [s.name for s in gateway.specs]
     assert names == sorted(names) and len(names) == len(set(names)) and names
@@ -76,7 +56,7 @@ def test_schemas_follow_the_exposure_rules(gateway: Gateway) -> None:
         assert p["type"] == "object" and p["additionalProperties"] is False
         assert isinstance(p["properties"], dict) and isinstance(p["required"], list)
         assert "anyOf" not in p and "enum" not in p
-        assert not _walk(p), (spec.name, _walk(p))
+        assert not violations(p), (spec.name, violations(p))
         for name, prop in p["properties"].items():
             assert prop.get("description"), (spec.name, name)
 

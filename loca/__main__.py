@@ -1,5 +1,5 @@
 """`python -m loca ...` runs the command line."""
 
-from loca.cli import app
+from loca.cli import main
 
-app(prog_name="loca")
+main()

@@ -21,8 +21,34 @@ if TYPE_CHECKING:
     from envs.core.registry import Task
 
 T = TypeVar("T")
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="LOCA gym: long-context agent environments of any size.")
+DEBUG_FLAG = "--debug"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The `loca` entry point: a bad command line or input is one line on stderr and a non-zero
+    exit, never a traceback (`--debug` anywhere on the command line shows it)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in args
+    args = [a for a in args if a != DEBUG_FLAG]
+    try:
+        app(args=args, prog_name="loca", standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: bad values, unknown options, missing arguments
+        if debug:
+            raise
+        print(f"loca: error: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
+        sys.exit(getattr(exc, "exit_code", 2))
+    except Exception as exc:  # an input the commands refused, or a bug: one line either way
+        if debug:
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"loca: error: {message[:500]}", file=sys.stderr)
+        sys.exit(1)
 
 
 @cache
@@ -61,6 +87,18 @@ def _task(name: str) -> Task:
         return get_task(name)
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0])) from None
+
+
+def _check_agent(agent: str, task: Task) -> None:
+    """An agent the run can make for `task`: a scripted one of the task, or `openai:MODEL`."""
+    from scaffolds.oracles import agents as scripted_agents
+
+    if agent.startswith("openai:") and len(agent) > len("openai:"):
+        return
+    names = scripted_agents(task.name).names()
+    if agent not in names:
+        raise typer.BadParameter(f"unknown agent {agent!r} for {task.name}; scripted agents: "
+                                 f"{', '.join(names)}; LLM agents: openai:MODEL")
 
 
 @app.command()
@@ -196,7 +234,7 @@ def check(world_dir: Path) -> None:
     """Grade a world as it stands; print the verdict as JSON; exit 0 only if every check passes."""
     from loca.core.world import World
 
-    world = World.load(world_dir)
+    world = World.load(world_dir, complete=True)
     verdict = _task(world.task).check(world)
     typer.echo(json.dumps(verdict.to_dict(), indent=1))
     if not verdict.passed:
@@ -210,7 +248,7 @@ def serve(
     world: Annotated[Path, typer.Option(help="world directory")] = Path("."),
     transport: Annotated[str, typer.Option(help="stdio or http")] = "stdio",
     host: str = "127.0.0.1",
-    port: int = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8765,
     allow_remote: Annotated[bool, typer.Option(help="allow a non-loopback --host")] = False,
 ) -> None:
     """Serve a world over MCP (stdio or streamable HTTP)."""
@@ -220,7 +258,7 @@ def serve(
     from mock_servers.serve import check_bind, run_app
 
     _parsed(lambda t: check_bind(t, host, allow_remote), transport)
-    loaded = World.load(world)
+    loaded = World.load(world, complete=True)
     if server is None:
         task = _task(loaded.task)
         mcp = Gateway(loaded, task.spec.servers).mcp_app(instructions=task.spec.instruction(loaded))
@@ -247,17 +285,23 @@ def run(
     on every task at 8k..256k, seeds 0-4."""
     from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
+    from pydantic import ValidationError
+
     from loca.runner import RunConfig, execute, plan
 
-    names = list(all_tasks()) if tasks == "all" else [t.strip() for t in tasks.split(",") if t.strip()]
+    names = list(all_tasks()) if tasks == "all" else \
+        list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
+    if not names:
+        raise typer.BadParameter("no tasks given: name them, or use all")
     for name in names:
-        _task(name)
+        _check_agent(agent, _task(name))
     try:
         config = RunConfig(tasks=names, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
                            tool_filter=tool_filter)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    except ValidationError as exc:
+        raise typer.BadParameter("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                           for e in exc.errors())) from None
     with _progress() as progress:
         bar = progress.add_task("episodes", total=len(plan(config)))
         summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar))
@@ -288,7 +332,7 @@ def _progress() -> Progress:
 
 
 if __name__ == "__main__":
-    app()
+    main()
 
 
 def _run_async(coro: Any) -> Any:

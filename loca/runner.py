@@ -7,22 +7,31 @@ on the same directory resumes it: finished episodes are skipped, unfinished ones
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import socket
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from loca import __version__
-from loca.core.lengths import label, parse_length
+from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
+
+LOCK_FILE = ".lock"
+
+
+class RunError(ValueError):
+    """A run that cannot start: its directory is busy, a file, or holds another run."""
 
 
 class RunConfig(BaseModel):
@@ -39,6 +48,18 @@ class RunConfig(BaseModel):
     max_tool_calls: int = 500
     naming: Literal["prefixed", "dedup", "bare"] = "prefixed"
     tool_filter: Literal["all", "core", "task"] = "all"
+
+    @field_validator("tasks", "lengths", "seeds")
+    @classmethod
+    def _each_once(cls, values: list[Any], info: ValidationInfo) -> list[Any]:
+        """Non-empty, valid, each value once (a duplicate would run an episode twice)."""
+        if not values:
+            raise ValueError(f"no {info.field_name} given")
+        if info.field_name == "lengths":
+            values = [parse_length(v) for v in values]
+        if info.field_name == "seeds":
+            values = parse_seeds(",".join(str(v) for v in values))
+        return list(dict.fromkeys(values))
 
     def digest(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
@@ -78,18 +99,37 @@ class RunDir:
     def result_path(self, episode: Episode) -> Path:
         return self.episode_dir(episode) / "result.json"
 
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run directory: one writer at a time (an advisory lock on `.lock`, released
+        when the process ends however it ends). A second writer fails at once, naming the first."""
+        if self.root.exists() and not self.root.is_dir():
+            raise RunError(f"--out {self.root} is a file, not a run directory")
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+                raise RunError(f"{self.root} is in use by {holder}; wait for it or use another --out") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
     def prepare(self, config: RunConfig, episodes: list[Episode]) -> None:
         """Create the run, or check that an existing one was made by the same command."""
-        self.root.mkdir(parents=True, exist_ok=True)
         run_json = self.root / "run.json"
         manifest = "".join(json.dumps(e.to_dict()) + "\n" for e in episodes)
         if run_json.exists():
             old = json.loads(run_json.read_text(encoding="utf-8"))
             if old.get("config_hash") != config.digest():
-                raise ValueError(f"{self.root} holds a run with another configuration "
-                                 f"({old.get('config')}); use another --out")
+                raise RunError(f"{self.root} holds a run with another configuration "
+                               f"({old.get('config')}); use another --out")
             if (self.root / "manifest.jsonl").read_text(encoding="utf-8") != manifest:
-                raise ValueError(f"{self.root}: the plan differs from the stored manifest")
+                raise RunError(f"{self.root}: the plan differs from the stored manifest")
             return
         write_text_atomic(self.root / "manifest.jsonl", manifest)
         write_text_atomic(run_json, json.dumps(
@@ -151,6 +191,12 @@ def execute(config: RunConfig, out: Path, run_episode: EpisodeFn, processes: int
             on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run (or resume) the plan; returns the summary, also written to `summary.json`."""
     run = RunDir(out)
+    with run.lock():
+        return _execute(config, run, run_episode, processes, on_result)
+
+
+def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: int,
+             on_result: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
     episodes = plan(config)
     run.prepare(config, episodes)
     logged = run.logged_ids()

@@ -22,3 +22,31 @@ def test_lists_and_labels():
     assert [label(t) for t in (8000, 256000, 50001)] == ["8k", "256k", "50001"]
     with pytest.raises(ValueError):
         parse_seeds("4-2")
+
+
+def test_duplicates_collapse_in_order():
+    assert parse_lengths("8k,8000,16k,8k") == [8000, 16000]
+    assert parse_seeds("0,0,2-3,1-2") == [0, 2, 3, 1]
+
+
+@pytest.mark.parametrize("bad", ["", " , ", "8000000k", "1000001", "0k"])
+def test_lengths_are_bounded_and_present(bad):
+    with pytest.raises(ValueError):
+        parse_lengths(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "-5", "-1-3", "4-2", "x", "0-100000000", "99999999999", "1.5"])
+def test_seeds_are_non_negative_bounded_and_present(bad):
+    with pytest.raises(ValueError):
+        parse_seeds(bad)
+
+
+def test_a_huge_seed_range_is_refused_before_it_is_built():
+    import tracemalloc
+
+    tracemalloc.start()
+    with pytest.raises(ValueError, match="too many seeds"):
+        parse_seeds("0-2000000000")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 1_000_000

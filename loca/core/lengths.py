@@ -1,25 +1,30 @@
-"""Length targets: "8k" .. "256k" (k = 1,000 tokens) or a plain token count."""
+"""Length targets ("8k" .. "256k", k = 1,000 tokens, or a plain token count) and seed lists, as
+given on command lines: validated, bounded and without duplicates."""
 
 from __future__ import annotations
 
 import re
 
 TIERS = ["8k", "16k", "32k", "64k", "96k", "128k", "256k"]
+MAX_TOKENS = 1_000_000  # the largest target a world is calibrated for
+MAX_SEEDS = 100_000  # seeds in one list
+MAX_SEED = 2**31 - 1
 _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kK]?)\s*$")
+_RANGE = re.compile(r"^(\d+)\s*-\s*(\d+)$")
 
 
 def parse_length(value: str | int) -> int:
-    """Token target of "32k", "32K", "50000" or 50000."""
+    """Token target of "32k", "32K", "50000" or 50000, in 1..MAX_TOKENS."""
     if isinstance(value, int) and not isinstance(value, bool):
         tokens = value
     else:
         match = _PATTERN.match(str(value))
         if not match:
-            raise ValueError(f"bad length {value!r}: use a tier such as 32k or a token count such as 50000")
+            raise ValueError(f"bad length {str(value)[:40]!r}: use a tier such as 32k or a token count such as 50000")
         number, unit = float(match.group(1)), match.group(2)
-        tokens = int(round(number * (1000 if unit else 1)))
-    if tokens <= 0:
-        raise ValueError(f"length must be positive, got {value!r}")
+        tokens = round(number * (1000 if unit else 1))
+    if not 0 < tokens <= MAX_TOKENS:
+        raise ValueError(f"length {str(value)[:40]!r} is out of range: 1 to {MAX_TOKENS:,} tokens")
     return tokens
 
 
@@ -29,23 +34,33 @@ def label(tokens: int) -> str:
 
 
 def parse_lengths(spec: str) -> list[int]:
-    return [parse_length(part) for part in spec.split(",") if part.strip()]
+    """Comma-separated targets, in order, each once ("8k,8000" is one target)."""
+    lengths = [parse_length(part) for part in spec.split(",") if part.strip()]
+    if not lengths:
+        raise ValueError("no lengths given: use e.g. 8k,32k or 50000")
+    return list(dict.fromkeys(lengths))
 
 
 def parse_seeds(spec: str) -> list[int]:
-    """"0-4" -> [0..4]; "1,3,7"; "2-3,9"."""
-    seeds: list[int] = []
+    """"0-4" -> [0..4]; "1,3,7"; "2-3,9": non-negative, each once, at most MAX_SEEDS."""
+    seeds: dict[int, None] = {}
     for part in spec.split(","):
         part = part.strip()
         if not part:
             continue
-        if re.fullmatch(r"-?\d+", part):
-            seeds.append(int(part))
-            continue
-        match = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
-        if not match or int(match.group(1)) > int(match.group(2)):
-            raise ValueError(f"bad seeds {spec!r}: use 0-4 or 1,3,7")
-        seeds.extend(range(int(match.group(1)), int(match.group(2)) + 1))
+        if part.isdigit():
+            first = last = int(part)
+        elif match := _RANGE.match(part):
+            first, last = int(match.group(1)), int(match.group(2))
+            if first > last:
+                raise ValueError(f"bad seed range {part!r}: the first seed must not exceed the last")
+        else:
+            raise ValueError(f"bad seeds {spec[:40]!r}: use non-negative integers such as 0-4 or 1,3,7")
+        if last > MAX_SEED:
+            raise ValueError(f"seed {last} is too large: at most {MAX_SEED}")
+        if len(seeds) + (last - first + 1) > MAX_SEEDS:
+            raise ValueError(f"too many seeds in {spec[:40]!r}: at most {MAX_SEEDS:,}")
+        seeds.update(dict.fromkeys(range(first, last + 1)))
     if not seeds:
-        raise ValueError("no seeds given")
-    return seeds
+        raise ValueError("no seeds given: use e.g. 0-4 or 1,3,7")
+    return list(seeds)

@@ -11,13 +11,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loca.core.clock import VirtualClock, parse_instant
 
 WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"
 INSTRUCTION_FILE = "instruction.txt"  # the task as given to external agents (outside workspace/)
+
+
+class WorldError(ValueError):
+    """A directory that is not a (complete) world."""
 
 
 class WorldMeta(BaseModel):
@@ -47,12 +51,26 @@ class World:
         self.meta = meta
 
     @classmethod
-    def load(cls, root: str | Path) -> World:
+    def load(cls, root: str | Path, complete: bool = False) -> World:
+        """The world at `root`; with `complete`, its state and ground truth must be there too
+        (to serve or grade it). A directory that is not a world is a `WorldError`, and nothing
+        in it is touched."""
         root = Path(root)
         path = root / WORLD_FILE
         if not path.is_file():
-            raise FileNotFoundError(f"not a world directory (no {WORLD_FILE}): {root}")
-        return cls(root, WorldMeta.model_validate_json(path.read_text(encoding="utf-8")))
+            raise WorldError(f"{root} is not a world directory (no {WORLD_FILE})")
+        try:
+            meta = WorldMeta.model_validate_json(path.read_bytes())
+        except (ValidationError, OSError) as exc:
+            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise WorldError(f"{path} is not a valid {WORLD_FILE}: {first}") from None
+        world = cls(root, meta)
+        if complete:
+            if not world.state_path.is_file():
+                raise WorldError(f"{root} has no {STATE_FILE}: the world is incomplete")
+            if not (world.truth_dir / "truth.json").is_file():
+                raise WorldError(f"{root} has no truth/truth.json: the world is incomplete")
+        return world
 
     def save(self) -> None:
         write_text_atomic(self.root / WORLD_FILE, self.meta.model_dump_json(indent=2) + "\n")

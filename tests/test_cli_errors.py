@@ -1,0 +1,89 @@
+"""Bad command lines and inputs: one clear line on stderr and a non-zero exit, never a traceback;
+nothing is created or changed by a refused command; one writer per run directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from loca.cli import main
+from loca.runner import RunConfig, RunDir, RunError, execute
+
+
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code not in (0, None), err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("loca: error: "), err
+    return lines[0]
+
+
+@pytest.fixture
+def not_a_world(tmp_path: Path) -> Path:
+    (tmp_path / "world.json").write_text("{broken")
+    return tmp_path
+
+
+BAD = [
+    (["check", "{tmp}/missing"], "not a world directory"),
+    (["check", "{world}"], "not a valid world.json"),
+    (["serve", "--world", "{world}"], "not a valid world.json"),
+    (["serve", "--world", "{tmp}"], "not a world directory"),
+    (["serve", "--port", "70000"], "--port"),
+    (["serve", "--transport", "carrier-pigeon"], "transport"),
+    (["serve", "--world", "{tmp}", "--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
+    (["run", "--lengths", ""], "no lengths"),
+    (["run", "--lengths", "8000000k"], "out of range"),
+    (["run", "--lengths", "eight"], "bad length"),
+    (["run", "--seeds", "-5"], "non-negative"),
+    (["run", "--seeds", "0-100000000"], "too many seeds"),
+    (["run", "--seeds", "4-2"], "first seed"),
+    (["run", "--agent", "bogus"], "unknown agent"),
+    (["run", "--agent", "openai:"], "unknown agent"),
+    (["run", "--tasks", "nope"], "unknown task"),
+    (["run", "--tasks", ","], "no tasks"),
+    (["run", "--out", "{file}", "--lengths", "8k", "--seeds", "0"], "is a file"),
+    (["run", "--processes", "x"], "--processes"),
+    (["run", "--tool-filter", "most"], "tool_filter"),
+    (["validate", "nope"], "unknown task"),
+    (["agents", "nope"], "unknown task"),
+    (["generate", "nope", "--out", "{tmp}/w"], "unknown task"),
+    (["calibrate", "nope"], "unknown task"),
+    (["tasks", "extra"], "unexpected extra argument"),
+    (["no-such-command"], "No such command"),
+]
+
+
+@pytest.mark.parametrize("argv,says", BAD)
+def test_bad_input_is_one_line_and_a_non_zero_exit(argv: list[str], says: str, tmp_path: Path,
+                                                  not_a_world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = [a.format(tmp=tmp_path / "empty", world=not_a_world, file=a_file) for a in argv]
+    (tmp_path / "empty").mkdir()
+    line = _fails(argv, capsys)
+    assert says.lower() in line.lower(), line
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "empty") == before
+    assert not list((tmp_path / "empty").iterdir())  # a refused serve created no state.sqlite
+    assert not_a_world.joinpath("world.json").read_text() == "{broken"
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="not a world directory"):
+        main(["check", str(tmp_path), "--debug"])
+
+
+def test_a_second_writer_of_a_run_directory_is_refused(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    with run.lock():
+        with pytest.raises(RunError, match=f"in use by pid {os.getpid()}"):
+            execute(RunConfig(tasks=["x"], lengths=[8000], seeds=[0], agent="noop"), run.root,
+                    lambda *a: {})
+    with run.lock():  # released when the first writer is done
+        pass

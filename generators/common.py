@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,40 @@ def seeded_faker(rng: random.Random, locale: str = "en_US") -> Faker:
     fake = Faker(locale)
     fake.seed_instance(rng.getrandbits(64))
     return fake
+
+
+class PersonNames:
+    """Full names from the name data of a seeded Faker's person provider, drawn with a world
+    stream and Faker's own frequencies. Each of Faker's weighted pickers costs about 0.3 ms a
+    draw, too slow for the thousands of people of a large world; this costs microseconds."""
+
+    def __init__(self, fake: Faker, rng: random.Random) -> None:
+        provider = next((p for p in fake.get_providers() if hasattr(p, "last_names")), None)
+        if provider is None:
+            raise LookupError("this Faker has no person provider with name data")
+        self.rng = rng
+        self._first = _weighted(provider.first_names)
+        self._last = _weighted(provider.last_names)
+
+    def first(self) -> str:
+        names, cumulative = self._first
+        return self.rng.choices(names, cum_weights=cumulative)[0]
+
+    def last(self) -> str:
+        names, cumulative = self._last
+        return self.rng.choices(names, cum_weights=cumulative)[0]
+
+    def full(self) -> str:
+        return f"{self.first()} {self.last()}"
+
+
+def _weighted(data: Mapping[str, float] | Sequence[str]) -> tuple[list[str], list[float]]:
+    """Names and their cumulative weights (equal weights when the provider gives none)."""
+    if isinstance(data, Mapping):
+        names, weights = list(data), list(data.values())
+    else:
+        names, weights = list(data), [1.0] * len(data)
+    return names, list(itertools.accumulate(weights))
 
 
 @cache

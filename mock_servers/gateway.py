@@ -48,7 +48,8 @@ class Gateway:
                  tool_filter: ToolFilter = "all", allow: Collection[tuple[str, str]] = (),
                  config: dict[str, Any] | None = None, read_only: bool = False) -> None:
         """`tool_filter`: `all` tools, the `core` (P1) ones, or the `task`'s allow-list `allow`
-        of (server key, tool) pairs; `read_only` leaves out every write tool."""
+        of (server key, tool) pairs; `read_only` leaves out every write tool except those that
+        only log in or out (they change no world data)."""
         if tool_filter == "task" and not allow:
             raise ValueError("tool_filter 'task' needs the task's allow-list")
         allowed = set(allow)
@@ -63,7 +64,7 @@ class Gateway:
             for tool_name, tdef in runtime.toolbox.defs.items():
                 if (tool_filter == "core" and not tdef.core) or \
                         (tool_filter == "task" and (key, tool_name) not in allowed) or \
-                        (read_only and tdef.rw != "read"):
+                        (read_only and tdef.rw != "read" and not tdef.auth_only):
                     continue
                 name = exposed_name(key, tool_name, naming)
                 if name in self.routes:

@@ -17,6 +17,7 @@ from mock_servers.core.errors import ToolFailure
 from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
 from mock_servers.email import domain, toolbox
 from mock_servers.email.domain import Attachment
+from mock_servers.email.models import DEFAULT_FOLDERS
 
 PASSWORDS = {"alice@uni.edu": "alice-pw-7731", "bob@uni.edu": "bob-pw-1187",
              "carol@uni.edu": "carol-pw-4409"}
@@ -169,6 +170,23 @@ def test_domain_rejects_bad_values(mail: Mail) -> None:
         with pytest.raises(ToolFailure, match="already exists"):
             domain.add_account(s, address="Bob@Uni.edu", name="B", password="p", salt="s",
                                created_at="2025-01-13T00:00:00Z")
+
+
+def test_bulk_accounts_get_folders_and_mail_but_no_login(mail: Mail) -> None:
+    with mail.db.write() as s:
+        ids = domain.add_accounts(s, [("Dan@Uni.edu", "Dan"), ("eve@uni.edu", "Eve")],
+                                  created_at="2025-01-13T00:00:00Z")
+        delivery = domain.deliver(s, sender="alice@uni.edu", sender_name="Alice",
+                                  to="dan@uni.edu, eve@uni.edu", subject="hi", body="b",
+                                  date="2025-01-13T00:01:00Z")
+        assert list(ids) == ["dan@uni.edu", "eve@uni.edu"]
+        assert delivery.delivered_to == ["dan@uni.edu", "eve@uni.edu"]
+        assert [f["name"] for f in domain.folder_stats(s, ids["eve@uni.edu"])] == list(DEFAULT_FOLDERS)
+        for bad in ([("bob@uni.edu", "Bob")], [("x@uni.edu", "X"), ("X@uni.edu", "X")]):
+            with pytest.raises(ToolFailure, match="already exist"):
+                domain.add_accounts(s, bad, created_at="2025-01-13T00:00:00Z")
+    for password in ("", "!", "dan"):
+        mail.err("login", "UNAUTHENTICATED", email="dan@uni.edu", password=password)
 
 
 # --- auth -------------------------------------------------------------------------------------

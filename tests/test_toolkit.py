@@ -138,3 +138,17 @@ def test_naming_modes_and_claim_done(make_world):
             assert s.get(ClaimRecord, 1).claimed_at == "2025-01-15T09:00:01Z"
     finally:
         gateway.close()
+
+
+def test_read_only_view_keeps_only_reads_and_logins(make_world):
+    world, _ = make_world(["email"])
+    gateway = Gateway(world, {"email": "email"}, read_only=True)
+    try:
+        kept = {s.tool for s in gateway.specs}
+        assert {"login", "logout", "get_emails", "search_emails"} <= kept
+        assert not kept & {"send_email", "read_email", "move_emails", "create_user", "save_draft"}
+        assert {s.tool for s in gateway.specs if not s.read_only} == {"login", "logout"}
+    finally:
+        gateway.close()
+    with pytest.raises(ValueError, match="auth_only"):
+        toolbox.tool(rw="read", auth_only=True)

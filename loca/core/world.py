@@ -118,6 +118,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every row digested
+
+
 def _db_digest(path: Path, h: Any) -> None:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -126,8 +129,7 @@ def _db_digest(path: Path, h: Any) -> None:
         for table in tables:
             h.update(f"\x1etable {table}\n".encode())
             for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
-                h.update(json.dumps([v.hex() if isinstance(v, bytes) else v for v in row],
-                                    ensure_ascii=False).encode())
+                h.update(_ROW_JSON([v.hex() if isinstance(v, bytes) else v for v in row]).encode())
                 h.update(b"\n")
     finally:
         conn.close()

@@ -41,6 +41,9 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
         "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
 
 
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every row digested
+
+
 def _table_state(conn: sqlite3.Connection, name: str, ignored: frozenset[str],
                  max_rowid: int | None = None) -> TableState:
     cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")') if r[1] not in ignored]
@@ -52,8 +55,7 @@ def _table_state(conn: sqlite3.Connection, name: str, ignored: frozenset[str],
     for row in conn.execute(f'SELECT rowid, {selected} FROM "{name}" WHERE rowid <= ? ORDER BY rowid',
                             (limit,)):
         count += 1
-        h.update(json.dumps([v.hex() if isinstance(v, bytes) else v for v in row],
-                            ensure_ascii=False).encode())
+        h.update(_ROW_JSON([v.hex() if isinstance(v, bytes) else v for v in row]).encode())
     return TableState(rows=count, max_rowid=limit, digest=h.hexdigest())
 
 

@@ -88,6 +88,7 @@ class ToolDef:
     destructive: bool
     idempotent: bool
     narrow_hint: str
+    auth_only: bool = False  # changes who is logged in and nothing else (login, logout)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,13 @@ class Toolbox:
         destructive: bool = False,
         idempotent: bool | None = None,
         narrow_hint: str = "narrow the request",
+        auth_only: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a tool. `auth_only`: a write tool that changes only who is logged in (no
+        world data), so read-only views of a world keep it."""
+        if auth_only and rw != "write":
+            raise ValueError("auth_only marks write tools (a read tool changes nothing)")
+
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if fn.__name__ in self.defs:
                 raise ValueError(f"duplicate tool {fn.__name__}")
@@ -133,7 +140,7 @@ class Toolbox:
                 raise ValueError(f"tool {fn.__name__} needs a description (docstring)")
             self.defs[fn.__name__] = ToolDef(
                 fn.__name__, fn, rw, core, destructive,
-                rw == "read" if idempotent is None else idempotent, narrow_hint)
+                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only)
             return fn
         return register
 

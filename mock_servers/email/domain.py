@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -137,6 +137,35 @@ def add_account(session: Session, *, address: str, name: str, password: str, sal
         [(account.id, folder) for folder in DEFAULT_FOLDERS])
     forget_lookups(session)
     return account
+
+
+NO_LOGIN = "!"  # the password hash of an account nobody can log in to (no password matches it)
+_CHUNK = 500  # addresses per membership query (well under SQLite's bound-parameter limit)
+
+
+def add_accounts(session: Session, people: Iterable[tuple[str, str]], *,
+                 created_at: str | datetime) -> dict[str, int]:
+    """Many `(address, name)` accounts at once, each with its default folders, that nobody can
+    log in to: their owners' passwords are not part of the world (the people a world's user
+    writes to, in bulk). An address already in the world, or given twice, is ALREADY_EXISTS.
+    Returns address -> account id, in the order given."""
+    rows = [(normalize_address(address), name) for address, name in people]
+    addresses = [address for address, _ in rows]
+    taken = {a for a, count in Counter(addresses).items() if count > 1}
+    for start in range(0, len(addresses), _CHUNK):
+        chunk = addresses[start:start + _CHUNK]
+        taken.update(r[0] for r in sql.run(
+            session, f"SELECT address FROM email_account WHERE address IN ({sql.marks(len(chunk))})", chunk))
+    if taken:
+        raise ToolFailure(Code.ALREADY_EXISTS, f"accounts already exist for {', '.join(sorted(taken))}")
+    when, cursor = instant(created_at), sql.cursor(session)
+    ids: list[int] = [cursor.execute("INSERT INTO email_account (address, name, password_hash, created_at) "
+                                     "VALUES (?, ?, ?, ?) RETURNING id", (address, name, NO_LOGIN, when)
+                                     ).fetchone()[0] for address, name in rows]
+    cursor.executemany("INSERT INTO email_folder (account_id, name, system) VALUES (?, ?, 1)",
+                       [(account_id, folder) for account_id in ids for folder in DEFAULT_FOLDERS])
+    forget_lookups(session)
+    return dict(zip(addresses, ids, strict=True))
 
 
 def check_login(session: Session, address: str, password: str) -> Account | None:

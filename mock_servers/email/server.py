@@ -164,7 +164,7 @@ def _output_path(call: Call, path: str) -> Path:
 
 # --- account and session --------------------------------------------------------------------
 
-@toolbox.tool(rw="write", core=True, idempotent=True)
+@toolbox.tool(rw="write", core=True, idempotent=True, auth_only=True)
 def login(call: Call,
           email: Annotated[str, Field(description="Account e-mail address")],
           password: Annotated[str, Field(description="Account password")]) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def login(call: Call,
     return {"email": account.address, "name": account.name, "logged_in": True}
 
 
-@toolbox.tool(rw="write")
+@toolbox.tool(rw="write", auth_only=True)
 def logout(call: Call) -> dict[str, Any]:
     """Log out of the current account. Not logged in is UNAUTHENTICATED."""
     if not domain.log_out(call.session):

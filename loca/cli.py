@@ -283,10 +283,10 @@ def run(
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
-    from envs.core.registry import tasks as all_tasks
-    from loca.episode import run_episode
     from pydantic import ValidationError
 
+    from envs.core.registry import tasks as all_tasks
+    from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
 
     names = list(all_tasks()) if tasks == "all" else \

@@ -81,9 +81,8 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 
 def test_a_second_writer_of_a_run_directory_is_refused(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "run")
-    with run.lock():
-        with pytest.raises(RunError, match=f"in use by pid {os.getpid()}"):
-            execute(RunConfig(tasks=["x"], lengths=[8000], seeds=[0], agent="noop"), run.root,
-                    lambda *a: {})
+    with run.lock(), pytest.raises(RunError, match=f"in use by pid {os.getpid()}"):
+        execute(RunConfig(tasks=["x"], lengths=[8000], seeds=[0], agent="noop"), run.root,
+                lambda *a: {})
     with run.lock():  # released when the first writer is done
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine
 
 _WRITE = "loca_write"
+_AUDIT_INSERT = ("INSERT INTO core_audit (server, tool, arguments, is_error, output_chars, parent_call_id, "
+                 "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 
 def _configure(engine: Engine, readonly: bool) -> None:
@@ -43,6 +46,7 @@ class Database:
         self.engine = create_engine(url, connect_args={"check_same_thread": False})
         _configure(self.engine, readonly)
         self._write_engine = self.engine.execution_options(**{_WRITE: True})
+        self._audit: sqlite3.Connection | None = None
 
     def create_tables(self, prefixes: list[str]) -> None:
         """Create the registered tables whose names start with one of `prefixes` (a server's
@@ -66,7 +70,19 @@ class Database:
                 session.rollback()
                 raise
 
+    def audit(self, row: tuple[Any, ...]) -> None:
+        """Append one `core_audit` row (server, tool, arguments, is_error, output_chars,
+        parent_call_id, duration_ms) in its own short transaction, on a connection of its own."""
+        if self._audit is None:
+            self._audit = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._audit.execute("PRAGMA busy_timeout=5000")
+            self._audit.execute("PRAGMA synchronous=NORMAL")
+        self._audit.execute(_AUDIT_INSERT, row)
+
     def dispose(self) -> None:
+        if self._audit is not None:
+            self._audit.close()
+            self._audit = None
         self.engine.dispose()
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
 from mock_servers.email import domain, toolbox
 from mock_servers.email.domain import Attachment
 from mock_servers.email.models import DEFAULT_FOLDERS
+from tests.harness import table_rows
 
 PASSWORDS = {"alice@uni.edu": "alice-pw-7731", "bob@uni.edu": "bob-pw-1187",
              "carol@uni.edu": "carol-pw-4409"}
@@ -113,14 +113,7 @@ def mail(make_world: Any) -> Mail:
 
 
 def snapshot(world: World) -> dict[str, list[tuple[Any, ...]]]:
-    conn = sqlite3.connect(world.state_path)
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-        return {t: conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall()
-                for t in tables}
-    finally:
-        conn.close()
+    return table_rows(world.state_path)
 
 
 def inbox_ids(mail: Mail, **args: Any) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from envs.set_conf_cr_ddl import ANSWER_KEY, AOE_OFFSET, EVENTS, FIRST_PAGE, LEAD, LENGTH, read_everything
+from loca.core.clock import iso_z
 from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, parse_reply
 
 
@@ -130,12 +131,8 @@ def _event(acronym: str, track: str, deadline: datetime, knobs: Knobs) -> dict[s
     title = EVENTS.title.format(acronym=acronym)
     if knobs.short_title:
         title = title.removesuffix(" deadline")
-    return {"acronym": acronym, "track": track, "title": title, "deadline": _z(deadline),
-            "start": _z(start), "end": _z(start + LENGTH)}
-
-
-def _z(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"acronym": acronym, "track": track, "title": title, "deadline": iso_z(deadline),
+            "start": iso_z(start), "end": iso_z(start + LENGTH)}
 
 
 def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
@@ -152,9 +149,9 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
         wanted += sorted({(a, t) for a, t in found if a in listed})
     events = []
     for acronym, track in wanted:
-        others = [(t, d) for (a, t), d in found.items() if a == acronym and t != track]
+        others = [t for a, t in found if a == acronym and t != track]
         if knobs.other_track and others:
-            track = others[0][0]
+            track = others[0]
         if (acronym, track) in found:
             events.append(_event(acronym, track, found[(acronym, track)], knobs))
     return {ANSWER_KEY: events}

@@ -37,7 +37,7 @@ from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.calendar import domain as calendar
 from mock_servers.email import domain as mail
 
-VERSION = "1"
+VERSION = "2"
 STREAMS = ("acronyms", "targets", "noise", "times", "events")
 
 

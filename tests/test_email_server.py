@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import sqlite3
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +63,12 @@ class Mail:
         return asyncio.run(self.runtime.call(tool, args))
 
     def ok(self, tool: str, **args: Any) -> Any:
+        return json.loads(self.ok_text(tool, **args))
+
+    def ok_text(self, tool: str, **args: Any) -> str:
         out = self.call(tool, **args)
         assert not out.is_error, out.text
-        return json.loads(out.text)
+        return out.text
 
     def err(self, tool: str, code: str, **args: Any) -> str:
         out = self.call(tool, **args)
@@ -75,7 +80,8 @@ class Mail:
         self.ok("login", email=address, password=PASSWORDS[address])
 
 
-def build_mail(make_world: Any, logged_in: bool = True) -> Mail:
+def build_mail(make_world: Any, logged_in: bool = True,
+               config: dict[str, Any] | None = None) -> Mail:
     world, db = make_world(["email"])
     (world.workspace / "report.pdf").write_bytes(REPORT)
     with db.write() as s:
@@ -103,7 +109,8 @@ def build_mail(make_world: Any, logged_in: bool = True) -> Mail:
             subject=f"Newsletter {i:02d}", body=f"Issue {i} of the campus newsletter.",
             date=f"2024-12-{1 + i // 2:02d}T07:00:00Z").inbox_pks["alice@uni.edu"]
             for i in range(NEWSLETTERS)]
-    return Mail(world, db, ServerRuntime(toolbox, world, {}), kickoff, budget, lunch, news)
+    return Mail(world, db, ServerRuntime(toolbox, world, config or {}), kickoff, budget, lunch,
+                news)
 
 
 @pytest.fixture
@@ -345,6 +352,47 @@ def test_send_email_delivers_copies_and_attachment_bytes(mail: Mail) -> None:
         REPORT
     mail.login("carol@uni.edu")
     assert mail.ok("get_emails")["emails"][0]["subject"] == "Report"
+
+
+def test_send_a_zip_built_in_the_workspace(mail: Mail) -> None:
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("results/summary.csv", "course,grade\nMATH101,A\n")
+    (mail.world.workspace / "out").mkdir()
+    (mail.world.workspace / "out" / "results.zip").write_bytes(packed.getvalue())
+    sent = mail.ok("send_email", to="bob@uni.edu", subject="Results", body="Zipped.",
+                   attachments=["/workspace/out/results.zip"])
+    assert sent["attachments"] == [{"filename": "results.zip", "size": len(packed.getvalue()),
+                                    "content_type": "application/zip"}]
+    (mail.world.workspace / "out" / "results.zip").unlink()  # the message holds the bytes
+    mail.login("bob@uni.edu")
+    copy = mail.ok("get_emails")["emails"][0]
+    saved = mail.ok("download_attachment", email_id=copy["id"],
+                    attachment_filename="results.zip", save_path="in/results.zip")
+    assert saved["content_type"] == "application/zip"
+    with zipfile.ZipFile(mail.world.workspace / "in" / "results.zip") as archive:
+        assert archive.read("results/summary.csv") == b"course,grade\nMATH101,A\n"
+
+
+def test_attachment_names_must_differ(mail: Mail) -> None:
+    for folder in ("a", "b"):
+        (mail.world.workspace / folder).mkdir()
+        (mail.world.workspace / folder / "report.pdf").write_bytes(folder.encode())
+    before = snapshot(mail.world)
+    for paths in (["a/report.pdf", "b/report.pdf"], ["report.pdf", "report.pdf"]):
+        assert "two attachments are named report.pdf" in mail.err(
+            "send_email", "INVALID_ARGUMENT", to="bob@uni.edu", subject="s", body="b",
+            attachments=paths)
+    assert snapshot(mail.world) == before
+    twice = [Attachment.of("x.txt", b"1"), Attachment.of("x.txt", b"2")]
+    with mail.db.write() as s, pytest.raises(ToolFailure, match="two attachments"):
+        domain.deliver(s, sender="bob@uni.edu", sender_name=None, to="alice@uni.edu",
+                       subject="s", body="b", date="2025-01-13T00:00:00Z", attachments=twice)
+    entry = {"from": "zoe@other.org", "date": "2025-01-02T10:00:00Z", "attachments": [
+        {"filename": "x.txt", "data_base64": "MQ=="}, {"filename": "x.txt", "data_base64": "Mg=="}]}
+    (mail.world.workspace / "dup.json").write_text(json.dumps([entry]))
+    result = mail.ok("import_emails", import_path="dup.json")
+    assert result["imported"] == 0 and "two attachments" in result["skipped"][0]["error"]
 
 
 def test_mail_to_yourself_arrives(mail: Mail) -> None:

@@ -29,7 +29,7 @@ from mock_servers.email.domain.delivery import (
     MAX_MESSAGE_BYTES,
     Attachment,
     Delivery,
-    check_size,
+    check_attachments,
     deliver,
     next_message_id,
     store_copy,
@@ -63,7 +63,7 @@ from mock_servers.email.domain.messages import (
 __all__ = [
     "ALL_FOLDERS", "INBOX", "MAX_MESSAGE_BYTES", "SENT", "SERVER", "TRASH", "Account",
     "Attachment", "Delivery", "Folder", "Mailbox", "add_account", "add_draft", "add_folder",
-    "attachments_of", "check_login", "check_size", "current_account", "deliver",
+    "attachments_of", "check_attachments", "check_login", "current_account", "deliver",
     "discard", "display_from", "draft_view", "emails_by_pk", "find_account", "find_folder",
     "folder_stats", "forget_lookups", "join_addresses", "list_accounts", "list_drafts",
     "list_emails", "log_in", "log_out", "mailboxes", "move_messages", "next_message_id",

@@ -4,6 +4,7 @@ Message-ID derived from the world's counter."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -50,12 +51,21 @@ class Delivery:
         return iter((self.delivered_to, self.undeliverable))
 
 
-def check_size(total: int) -> None:
-    """Attachments of one message may total at most 25 MB (RESOURCE_EXHAUSTED)."""
-    if total > MAX_MESSAGE_BYTES:
+def check_attachments(filenames: Iterable[str], total_bytes: int) -> None:
+    """The attachments of one message total at most 25 MB (RESOURCE_EXHAUSTED) and have
+    distinct file names, which is how they are found again (INVALID_ARGUMENT)."""
+    repeated = sorted(name for name, n in Counter(filenames).items() if n > 1)
+    if repeated:
+        raise invalid(f"two attachments are named {repeated[0]}; attachment file names must "
+                      "differ", hint="rename one of the files first")
+    if total_bytes > MAX_MESSAGE_BYTES:
         raise ToolFailure(Code.RESOURCE_EXHAUSTED,
-                          f"attachments total {total} bytes; the limit is {MAX_MESSAGE_BYTES} "
-                          "bytes (25 MB) per message")
+                          f"attachments total {total_bytes} bytes; the limit is "
+                          f"{MAX_MESSAGE_BYTES} bytes (25 MB) per message")
+
+
+def _check(attachments: Sequence[Attachment]) -> None:
+    check_attachments((a.filename for a in attachments), sum(len(a.data) for a in attachments))
 
 
 def next_message_id(session: Session, sender: str, date: str) -> str:
@@ -110,7 +120,7 @@ def deliver(session: Session, *, sender: str, sender_name: str | None,
     recipients = list(dict.fromkeys(to_list + cc_list + bcc_list))
     if not recipients:
         raise invalid("a message needs at least one recipient")
-    check_size(sum(len(a.data) for a in attachments))
+    _check(attachments)
     when = instant(date)
     boxes = mailboxes(session, [sender_addr, *recipients])
     common = {"message_id": message_id or next_message_id(session, sender_addr, when),
@@ -145,7 +155,7 @@ def store_copy(session: Session, *, account_id: int, folder_id: int, sender: str
                attachments: Sequence[Attachment] = ()) -> int:
     """One message copy in one mailbox folder, delivered nowhere else (imports, fixtures).
     Returns its row id."""
-    check_size(sum(len(a.data) for a in attachments))
+    _check(attachments)
     sender_addr, when = normalize_address(sender), instant(date)
     row = {"account_id": account_id, "folder_id": folder_id,
            "message_id": message_id or next_message_id(session, sender_addr, when),

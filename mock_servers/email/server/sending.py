@@ -21,7 +21,8 @@ _FORWARD_PREFIX = re.compile(r"^\s*(fwd?|fw):", re.IGNORECASE)
 
 
 def _read_attachments(call: Call, paths: list[str] | None) -> list[Attachment]:
-    """Read workspace files at send time; the message stores their bytes."""
+    """Read workspace files at send time (checked first by name and size); the message stores
+    their bytes."""
     files: list[Path] = []
     for raw in paths or []:
         target = resolve(call.world, raw)
@@ -30,7 +31,7 @@ def _read_attachments(call: Call, paths: list[str] | None) -> list[Attachment]:
         if not target.is_file():
             raise not_found(f"attachment '{raw}' does not exist in the workspace")
         files.append(target)
-    domain.check_size(sum(p.stat().st_size for p in files))
+    domain.check_attachments((p.name for p in files), sum(p.stat().st_size for p in files))
     return [Attachment.of(p.name, p.read_bytes()) for p in files]
 
 

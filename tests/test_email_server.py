@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import sqlite3
 import zipfile
 from dataclasses import dataclass
@@ -300,6 +301,39 @@ def test_search(mail: Mail) -> None:
     assert page["total_pages"] == 3
     mail.err("search_emails", "INVALID_ARGUMENT", query="  ")
     mail.err("search_emails", "NOT_FOUND", query="x", folder="Nope")
+
+
+def test_page_envelopes_follow_the_paging_contract(mail: Mail) -> None:
+    keys = ["total", "page", "page_size", "total_pages"]
+    assert list(mail.ok("get_emails", page_size=5)) == ["emails", *keys]
+    assert list(mail.ok("search_emails", query="newsletter")) == ["emails", *keys]
+    assert list(mail.ok("get_drafts")) == ["drafts", *keys]
+    empty = mail.ok("get_emails", folder="Spam")
+    assert empty == {"emails": [], "total": 0, "page": 1, "page_size": 20, "total_pages": 0}
+    last = mail.ok("get_emails", page=6, page_size=5)
+    assert len(last["emails"]) == 2 and last["total_pages"] == 6
+    assert mail.ok("search_emails", query="newsletter", page=9)["total"] == NEWSLETTERS
+
+
+def test_a_page_cut_by_the_output_cap_names_the_page_that_continues_it(make_world: Any) -> None:
+    mail = build_mail(make_world, config={"max_output_chars": 2500})
+    with mail.db.read() as s:
+        everything = [e["id"] for e in domain.list_emails(s, 1, folder_id=1, page=1, size=50)[0]]
+    seen, request, cuts = everything[:7], {"page": 2, "page_size": 7}, 0  # start mid-listing
+    while len(seen) < len(everything):
+        text = mail.ok_text("get_emails", **request)
+        out = json.loads(text)
+        assert len(text) <= 2500 and out["emails"] and out["total"] == len(everything)
+        seen += [e["id"] for e in out["emails"]]
+        follow = re.fullmatch(r"output cap reached after (\d+) items; request the next page "
+                              r"with page=(\d+) and page_size=(\d+)", out.get("notice", ""))
+        if follow:
+            cuts += 1
+            assert int(follow[1]) == len(out["emails"])
+            request = {"page": int(follow[2]), "page_size": int(follow[3])}
+        else:
+            request["page"] += 1
+    assert seen == everything and cuts >= 1  # nothing lost, nothing shown twice
 
 
 def test_headers_and_stats(mail: Mail) -> None:

@@ -16,6 +16,7 @@ from mock_servers.email import domain
 from mock_servers.email.domain import Account, Folder
 
 toolbox = Toolbox("email", list_keys=("emails", "drafts", "folders", "users"),
+                  page_keys=("page", "page_size"),
                   snapshot_ignore={"email_message": frozenset({"read"}), "email_counter": None},
                   instructions="An e-mail account: folders, messages, drafts and "
                   "attachments. Log in first unless the world logs you in.")

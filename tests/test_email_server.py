@@ -20,6 +20,7 @@ from mock_servers.core.errors import ToolFailure
 from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
 from mock_servers.email import domain, toolbox
 from mock_servers.email.domain import Attachment
+from mock_servers.email.server import files as email_files
 
 PASSWORDS = {"alice@uni.edu": "alice-pw-7731", "bob@uni.edu": "bob-pw-1187",
              "carol@uni.edu": "carol-pw-4409"}
@@ -646,6 +647,16 @@ def test_import_skips_invalid_entries_each_in_its_own_savepoint(mail: Mail) -> N
     (mail.world.workspace / "bad.json").write_text("{not json")
     mail.err("import_emails", "INVALID_ARGUMENT", import_path="bad.json")
     mail.err("import_emails", "NOT_FOUND", import_path="missing.json")
+
+
+def test_export_and_import_sizes_are_bounded(mail: Mail, monkeypatch: Any) -> None:
+    monkeypatch.setattr(email_files, "MAX_EXPORT_ATTACHMENT_BYTES", len(PLAN) - 1)
+    assert "attachments" in mail.err("export_emails", "RESOURCE_EXHAUSTED")
+    assert not (mail.world.workspace / "emails_export.json").exists()
+    assert mail.ok("export_emails", folder="Sent")["count"] == 1  # no attachment there
+    monkeypatch.setattr(email_files, "MAX_IMPORT_BYTES", 100)
+    (mail.world.workspace / "big.json").write_text(json.dumps([{"body": "x" * 100}]))
+    assert "100 bytes" in mail.err("import_emails", "RESOURCE_EXHAUSTED", import_path="big.json")
 
 
 def test_file_paths_stay_in_the_workspace(mail: Mail) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loca.core.world import write_bytes_atomic
-from mock_servers.core.errors import ToolFailure, invalid, not_found
+from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
@@ -23,6 +23,8 @@ from mock_servers.email.server import base
 from mock_servers.email.server.base import EmailId, toolbox
 
 EXPORT_CHUNK = 500
+MAX_EXPORT_ATTACHMENT_BYTES = 50 * 1024 * 1024
+MAX_IMPORT_BYTES = 100 * 1024 * 1024
 
 
 def _output_path(call: Call, path: str) -> Path:
@@ -39,13 +41,21 @@ def _output_path(call: Call, path: str) -> Path:
 
 def _export_records(call: Call, me: Account, folder_id: int | None,
                     limit: int | None) -> list[dict[str, Any]]:
-    """E-mails newest first, each attachment with its bytes in base64 `data_base64`."""
+    """E-mails newest first, each attachment with its bytes in base64 `data_base64`; at most
+    MAX_EXPORT_ATTACHMENT_BYTES of attachments in all (RESOURCE_EXHAUSTED)."""
     records: list[dict[str, Any]] = []
+    attached = 0
     for page in count(1):
         emails, _ = domain.list_emails(call.session, me.id, folder_id=folder_id, page=page,
                                        size=EXPORT_CHUNK)
         for email in emails[:None if limit is None else limit - len(records)]:
             files = domain.attachments_of(call.session, int(email["id"]))
+            attached += sum(len(a.data) for a in files)
+            if attached > MAX_EXPORT_ATTACHMENT_BYTES:
+                raise ToolFailure(Code.RESOURCE_EXHAUSTED,
+                                  f"the e-mails hold more than {MAX_EXPORT_ATTACHMENT_BYTES} "
+                                  "bytes (50 MB) of attachments, the most one export takes",
+                                  hint="export fewer with max_emails, or one folder at a time")
             email["attachments"] = [{"filename": a.filename, "size": len(a.data),
                                      "content_type": a.content_type,
                                      "data_base64": base64.b64encode(a.data).decode("ascii")}
@@ -68,8 +78,9 @@ def export_emails(call: Call,
                   export_all_folders: Annotated[bool, Field(
                       description="Export every folder instead of one")] = False,
                   ) -> dict[str, Any]:
-    """Write e-mails (newest first, attachments included as base64) to a JSON file in the
-    workspace, replacing it if present: {path,count}. import_emails reads the same format."""
+    """Write e-mails (newest first, attachments included as base64, 50 MB of them at most) to
+    a JSON file in the workspace, replacing it if present: {path,count}. import_emails reads
+    the same format."""
     me = base.me(call)
     if export_all_folders and folder is not None:
         raise invalid("give folder or export_all_folders, not both")
@@ -143,10 +154,14 @@ def _reason(exc: ToolFailure | ValidationError) -> str:
 
 
 def _import_items(call: Call, import_path: str) -> list[Any]:
-    """The e-mail entries of a workspace JSON file."""
+    """The e-mail entries of a workspace JSON file of at most MAX_IMPORT_BYTES."""
     source = resolve(call.world, import_path)
     if not source.is_file():
         raise not_found(f"'{import_path}' is not a file in the workspace")
+    if source.stat().st_size > MAX_IMPORT_BYTES:
+        raise ToolFailure(Code.RESOURCE_EXHAUSTED,
+                          f"'{import_path}' has more than {MAX_IMPORT_BYTES} bytes (100 MB), "
+                          "the most one import reads", hint="split it into smaller files")
     try:
         document = json.loads(source.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -167,9 +182,9 @@ def import_emails(call: Call,
                   preserve_folders: Annotated[bool, Field(
                       description="Put each e-mail in its own 'folder' (created if missing)")
                   ] = True) -> dict[str, Any]:
-    """Import e-mails from a workspace JSON file into your mailbox; each needs from and date
-    (with a time zone) and may have to, cc, bcc, subject, body, html_body, read, important,
-    folder and attachments ({filename,data_base64}). Invalid entries are skipped:
+    """Import e-mails from a workspace JSON file (100 MB at most) into your mailbox; each needs
+    from and date (with a time zone) and may have to, cc, bcc, subject, body, html_body, read,
+    important, folder and attachments ({filename,data_base64}). Invalid entries are skipped:
     {imported,skipped:[{index,error}]}."""
     me = base.me(call)
     items = _import_items(call, import_path)

@@ -304,6 +304,21 @@ def test_search(mail: Mail) -> None:
     mail.err("search_emails", "NOT_FOUND", query="x", folder="Nope")
 
 
+def test_search_ignores_case_beyond_ascii(mail: Mail) -> None:
+    with mail.db.write() as s:
+        domain.deliver(s, sender="zoe@other.org", sender_name="ZOË ØDEGÅRD",
+                       to="alice@uni.edu", subject="ÜBERSICHT der Prüfungen",
+                       body="Die Straße ist gesperrt.", date="2025-01-13T08:00:00Z")
+
+    def subjects(query: str, folder: str = "INBOX") -> list[str]:
+        return [e["subject"] for e in mail.ok("search_emails", query=query, folder=folder)["emails"]]
+
+    assert subjects("übersicht") == subjects("PRÜFUNGEN") == ["ÜBERSICHT der Prüfungen"]
+    assert subjects("zoë ødegård", folder="ALL") == ["ÜBERSICHT der Prüfungen"]  # sender name
+    assert subjects("STRAßE") == subjects("straße") == ["ÜBERSICHT der Prüfungen"]
+    assert subjects("prüfungen", folder="Sent") == [] and subjects("ĳssel") == []
+
+
 def test_page_envelopes_follow_the_paging_contract(mail: Mail) -> None:
     keys = ["total", "page", "page_size", "total_pages"]
     assert list(mail.ok("get_emails", page_size=5)) == ["emails", *keys]

@@ -34,16 +34,28 @@ _SELECT_EMAIL = ("SELECT m.id, m.message_id, f.name, m.from_addr, m.from_name, m
                  "m.date, m.read, m.important, m.body, m.html_body, m.in_reply_to "
                  "FROM email_message m JOIN email_folder f ON f.id = m.folder_id")
 _NEWEST_FIRST = "ORDER BY m.date DESC, m.id DESC"
-_LIKE = "LIKE ? ESCAPE '\\'"  # SQLite's LIKE ignores the case of ASCII letters
-_MATCH = (f"(m.subject {_LIKE} OR m.from_addr {_LIKE} OR m.from_name {_LIKE} "
-          f"OR m.body {_LIKE} OR EXISTS (SELECT 1 FROM email_recipient r "
-          f"WHERE r.message_pk = m.id AND r.kind IN ('to', 'cc') AND r.address {_LIKE}))")
 
 
-def _like_pattern(text: str) -> str:
-    """`%text%` with LIKE's wildcards in `text` taken literally."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+def _match(contains: str) -> str:
+    """Whether subject, sender, body, to or cc contain the text: `contains` is the test of one
+    column `{}` against one parameter."""
+    return (f"({contains.format('m.subject')} OR {contains.format('m.from_addr')} OR "
+            f"{contains.format('m.from_name')} OR {contains.format('m.body')} OR EXISTS "
+            "(SELECT 1 FROM email_recipient r WHERE r.message_pk = m.id "
+            f"AND r.kind IN ('to', 'cc') AND {contains.format('r.address')}))")
+
+
+# LIKE ignores the case of ASCII letters only and is fast; other text is compared casefolded.
+_MATCH_ASCII = _match("{} LIKE ? ESCAPE '\\'")
+_MATCH_UNICODE = _match("instr(casefold({}), ?) > 0")
+
+
+def _search(query: str) -> tuple[str, list[str]]:
+    """The SQL test for messages containing `query` (any case) and its parameters."""
+    if query.isascii():
+        escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return _MATCH_ASCII, [f"%{escaped}%"] * 5
+    return _MATCH_UNICODE, [query.casefold()] * 5
 
 
 def _project(session: Session, rows: Sequence[_EmailRow]) -> list[dict[str, Any]]:
@@ -93,9 +105,10 @@ def list_emails(session: Session, account_id: int, *, folder_id: int | None = No
     scope, params = ("m.folder_id = ?", [folder_id]) if folder_id is not None else \
         ("m.account_id = ?", [account_id])
     if query:
+        match, match_params = _search(query)
         pks, total = paging.key_page(
-            session, f"SELECT m.id FROM email_message m WHERE {scope} AND {_MATCH} {_NEWEST_FIRST}",
-            [*params, *[_like_pattern(query)] * 5], page, size)
+            session, f"SELECT m.id FROM email_message m WHERE {scope} AND {match} {_NEWEST_FIRST}",
+            [*params, *match_params], page, size)
         return emails_by_pk(session, account_id, pks), total
     rows, total = paging.fetch_page(session, _EmailRow, f"{_SELECT_EMAIL} WHERE {scope} "
                                     f"{_NEWEST_FIRST}", "SELECT count(*) FROM email_message m "

@@ -32,11 +32,16 @@ DataRange = Annotated[str, Field(description=(
     "sheet_name)"))]
 
 
+def open_book(call: Call, filepath: str) -> tuple[WorkbookFile, Workbook]:
+    """A fresh copy of the workbook to edit (save it with `book.save`)."""
+    book = workbook_file(call, filepath)
+    return book, book.load()
+
+
 def open_sheet(call: Call, filepath: str,
                sheet_name: str) -> tuple[WorkbookFile, Workbook, Worksheet]:
     """A fresh copy of the workbook to edit, and its sheet `sheet_name`."""
-    book = workbook_file(call, filepath)
-    wb = book.load()
+    book, wb = open_book(call, filepath)
     return book, wb, worksheet(wb, sheet_name, book)
 
 

@@ -20,6 +20,7 @@ from mock_servers.excel.server.base import (
     StartCell,
     bounded,
     free_title,
+    open_book,
     open_sheet,
     plural,
     toolbox,
@@ -57,8 +58,7 @@ def create_workbook(call: Call, filepath: FilePath) -> dict:
 def create_worksheet(call: Call, filepath: FilePath, sheet_name: SheetName) -> dict:
     """Add an empty worksheet at the end of the workbook; returns `{message}`. Sheet names are
     1-31 characters without \\ / * ? : [ ] and must be unique (ignoring case)."""
-    book = workbook_file(call, filepath)
-    wb = book.load()
+    book, wb = open_book(call, filepath)
     check_new_title(wb, sheet_name, book)
     wb.create_sheet(sheet_name)
     book.save(call, wb)
@@ -75,8 +75,7 @@ def copy_worksheet(
     """Copy a worksheet (values, formulas, styles, merged cells, row and column sizes) into a
     new sheet at the end of the workbook; charts, images and tables are not copied. Returns
     `{message}`."""
-    book = workbook_file(call, filepath)
-    wb = book.load()
+    book, wb = open_book(call, filepath)
     source = worksheet(wb, source_sheet, book)
     check_new_title(wb, target_sheet, book)
     wb.copy_worksheet(source).title = target_sheet
@@ -106,8 +105,7 @@ def rename_worksheet(
 ) -> dict:
     """Rename a worksheet; returns `{message}`. Formulas elsewhere that name the old sheet are
     not rewritten."""
-    book = workbook_file(call, filepath)
-    wb = book.load()
+    book, wb = open_book(call, filepath)
     ws = worksheet(wb, old_name, book)
     check_new_title(wb, new_name, book, ignore=old_name)
     if new_name.lower() == old_name.lower():  # openpyxl counts the sheet's own name as taken

@@ -13,7 +13,7 @@ from mock_servers.core.toolkit import Call
 from mock_servers.core.types import CellValue
 from mock_servers.excel import layout
 from mock_servers.excel.formula import formula_problem, normalise
-from mock_servers.excel.server.base import FilePath, SheetName, open_sheet, plural, toolbox
+from mock_servers.excel.server.base import FilePath, SheetName, open_book, open_sheet, plural, toolbox
 from mock_servers.excel.workbook import (
     Box,
     box,
@@ -48,8 +48,7 @@ def write_data_to_excel(
     """Write a block of rows starting at start_cell, overwriting what is there; returns
     `{message,range}`. Creates the worksheet if it does not exist (the workbook must exist:
     create_workbook). Formulas are stored, not computed."""
-    book = workbook_file(call, filepath)
-    wb = book.load()
+    book, wb = open_book(call, filepath)
     if sheet_name in wb.sheetnames:
         ws = worksheet(wb, sheet_name, book)
     else:

@@ -1,15 +1,17 @@
-"""Shared server helpers in `mock_servers.core`: paging arithmetic, the output cap's bisection
-and page continuation, and MIME types."""
+"""Shared server helpers in `mock_servers.core`: row types, paging arithmetic, the output cap's
+bisection and page continuation, and MIME types."""
 
 from __future__ import annotations
 
 import json
 import re
+from typing import NamedTuple
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mock_servers.core import paging
+from mock_servers.core import paging, sql
 from mock_servers.core.files import content_type
 from mock_servers.core.output import cap_json, most_that_fit
 
@@ -56,3 +58,25 @@ def test_content_types_come_from_a_fixed_table():
     assert content_type("out/results.zip") == "application/zip"
     assert content_type("song.mp3") == "audio/mpeg"
     assert content_type("README") == content_type("x.unknownext") == "application/octet-stream"
+
+
+class _Pair(NamedTuple):
+    number: int
+    word: str
+
+
+def test_rows_come_back_as_named_tuples_of_the_right_width(make_world):
+    _, db = make_world([])
+    with db.read() as s:
+        found = sql.rows(s, _Pair, "SELECT 1, 'one' UNION ALL SELECT 2, 'two' ORDER BY 1")
+        assert found == [(1, "one"), (2, "two")] and found[1].word == "two"
+        assert type(found[0]) is _Pair and sql.rows(s, _Pair, "SELECT 1, 'x' WHERE 0") == []
+        with pytest.raises(TypeError, match="2 fields; the query gives 3"):
+            sql.rows(s, _Pair, "SELECT 1, 'one', 'extra'")
+
+
+def test_every_connection_has_a_unicode_casefold(make_world):
+    _, db = make_world([])
+    with db.read() as s:
+        assert sql.scalar(s, "SELECT casefold('STRAßE Ÿ')") == "strasse ÿ"
+        assert sql.scalar(s, "SELECT casefold(NULL)") is None

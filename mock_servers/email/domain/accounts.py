@@ -17,6 +17,7 @@ from mock_servers.email.models import DEFAULT_FOLDERS, EmailAccount
 
 SERVER = "email"
 _COLUMNS = "SELECT id, address, name FROM email_account"
+_LOGGED_IN = f"{_COLUMNS} WHERE id = {sessions.PRINCIPAL}"
 
 
 class Account(NamedTuple):
@@ -70,7 +71,7 @@ def log_out(session: Session) -> bool:
 
 
 def current_account(session: Session) -> Account | None:
-    return sql.first(session, Account, f"{_COLUMNS} WHERE id = {sessions.PRINCIPAL}", (SERVER,))
+    return sql.first(session, Account, _LOGGED_IN, (SERVER,))
 
 
 def list_accounts(session: Session) -> list[Account]:

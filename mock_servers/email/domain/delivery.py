@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session
 
@@ -92,7 +92,7 @@ def _store(session: Session, rows: list[dict[str, Any]],
     pks: list[int] = []
     for row in rows:
         cursor.execute(_INSERT_MESSAGE, [row[c] for c in _MESSAGE_COLUMNS])
-        pks.append(cursor.lastrowid)
+        pks.append(cast(int, cursor.lastrowid))  # set by every INSERT
     cursor.executemany("INSERT INTO email_recipient (message_pk, kind, address) VALUES (?, ?, ?)",
                        [(pk, kind, address)
                         for pk, pairs in zip(pks, recipients) for kind, address in pairs])
@@ -123,7 +123,8 @@ def deliver(session: Session, *, sender: str, sender_name: str | None,
     _check(attachments)
     when = instant(date)
     boxes = mailboxes(session, [sender_addr, *recipients])
-    common = {"message_id": message_id or next_message_id(session, sender_addr, when),
+    message_id = message_id or next_message_id(session, sender_addr, when)
+    common = {"message_id": message_id,
               "in_reply_to": in_reply_to, "from_addr": sender_addr, "from_name": sender_name,
               "date": when, "subject": subject, "body": body, "html_body": html_body}
     visible = [("to", a) for a in to_list] + [("cc", a) for a in cc_list]
@@ -143,8 +144,8 @@ def deliver(session: Session, *, sender: str, sender_name: str | None,
     pks = _store(session, rows, lists, attachments) if rows else []
     sent_pk = pks.pop(0) if len(rows) > len(reached) else None
     delivered = [box.address for box in reached]
-    return Delivery(delivered, [a for a in recipients if boxes[a] is None], common["message_id"],
-                    sent_pk, dict(zip(delivered, pks)))
+    return Delivery(delivered, [a for a in recipients if boxes[a] is None], message_id, sent_pk,
+                    dict(zip(delivered, pks)))
 
 
 def store_copy(session: Session, *, account_id: int, folder_id: int, sender: str,

@@ -39,10 +39,10 @@ def add_folder(session: Session, account_id: int, name: str) -> Folder:
     existing = find_folder(session, account_id, clean)
     if existing is not None:
         raise ToolFailure(Code.ALREADY_EXISTS, f"folder '{existing.name}' already exists")
-    cursor = sql.run(session, "INSERT INTO email_folder (account_id, name, system) "
-                              "VALUES (?, ?, 0)", (account_id, clean))
+    folder_id = sql.scalar(session, "INSERT INTO email_folder (account_id, name, system) "
+                                    "VALUES (?, ?, 0) RETURNING id", (account_id, clean))
     forget_lookups(session)
-    return Folder(cursor.lastrowid, clean, False)
+    return Folder(folder_id, clean, False)
 
 
 def remove_folder(session: Session, account_id: int, folder: Folder) -> int:

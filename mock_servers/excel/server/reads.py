@@ -107,7 +107,7 @@ def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
     values: list[list[Any]] = []
     formulas: list[tuple[int, int]] = []
     for i, row in enumerate(islice(rows, per_page)):
-        line = []
+        line: list[Any] = []
         for j, cell in enumerate(row):
             if cell.data_type == "f":
                 formulas.append((i, j))

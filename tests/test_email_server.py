@@ -311,7 +311,8 @@ def test_search_ignores_case_beyond_ascii(mail: Mail) -> None:
                        body="Die Straße ist gesperrt.", date="2025-01-13T08:00:00Z")
 
     def subjects(query: str, folder: str = "INBOX") -> list[str]:
-        return [e["subject"] for e in mail.ok("search_emails", query=query, folder=folder)["emails"]]
+        found = mail.ok("search_emails", query=query, folder=folder)["emails"]
+        return [e["subject"] for e in found]
 
     assert subjects("übersicht") == subjects("PRÜFUNGEN") == ["ÜBERSICHT der Prüfungen"]
     assert subjects("zoë ødegård", folder="ALL") == ["ÜBERSICHT der Prüfungen"]  # sender name

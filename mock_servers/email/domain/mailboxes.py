@@ -42,9 +42,10 @@ class _Lookups:
         missing = [a for a in dict.fromkeys(addresses) if a not in self.boxes]
         if missing:
             self.boxes.update(dict.fromkeys(missing))
-            rows = sql.run(self.session, "SELECT a.address, a.id, f.name, f.id FROM email_account a "
-                                         "JOIN email_folder f ON f.account_id = a.id "
-                                         f"WHERE a.address IN ({sql.marks(len(missing))})", missing)
+            rows = sql.run(self.session,
+                           "SELECT a.address, a.id, f.name, f.id FROM email_account a "
+                           "JOIN email_folder f ON f.account_id = a.id "
+                           f"WHERE a.address IN ({sql.marks(len(missing))})", missing)
             for address, account_id, folder_name, folder_id in rows:
                 box = self.boxes[address] or Mailbox(address, account_id, {})
                 box.folders[folder_name.lower()] = folder_id

@@ -13,7 +13,14 @@ from mock_servers.core.toolkit import Call
 from mock_servers.core.types import CellValue
 from mock_servers.excel import layout
 from mock_servers.excel.formula import formula_problem, normalise
-from mock_servers.excel.server.base import FilePath, SheetName, open_book, open_sheet, plural, toolbox
+from mock_servers.excel.server.base import (
+    FilePath,
+    SheetName,
+    open_book,
+    open_sheet,
+    plural,
+    toolbox,
+)
 from mock_servers.excel.workbook import (
     Box,
     box,

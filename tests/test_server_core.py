@@ -1,4 +1,4 @@
-"""Shared server helpers in `mock_servers.core`: row types, paging arithmetic, the output cap's
+"""What `mock_servers.core` gives every server: row types, paging arithmetic, the output cap's
 bisection and page continuation, and MIME types."""
 
 from __future__ import annotations

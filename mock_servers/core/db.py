@@ -17,10 +17,16 @@ _AUDIT_INSERT = ("INSERT INTO core_audit (server, tool, arguments, is_error, out
                  "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 
+def _casefold(value: object) -> object:
+    return value.casefold() if isinstance(value, str) else value
+
+
 def _configure(engine: Engine, readonly: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        # SQL casefold(x): Unicode case folding, for searches whose text LIKE cannot fold
+        dbapi_conn.create_function("casefold", 1, _casefold, deterministic=True)
         cur = dbapi_conn.cursor()
         if not readonly:
             cur.execute("PRAGMA journal_mode=WAL")

@@ -107,16 +107,20 @@ class Toolbox:
 
     def __init__(self, server: str, instructions: str = "", *,
                  list_keys: tuple[str, ...] = ("items",),
+                 page_keys: tuple[str, str] | None = None,
                  snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None,
                  table_prefix: str | None = None) -> None:
         """`list_keys`: the keys under which this server's envelopes hold their lists (the
-        output cap cuts there). `snapshot_ignore`: table -> columns an agent may change without
-        a side effect (None: the whole table), for `no_side_effects`. `table_prefix`: how this
-        server's table names start (default `<server>_`)."""
+        output cap cuts there). `page_keys`: the envelopes' page-number and page-size keys, so
+        that a page cut by the cap names the page that continues it. `snapshot_ignore`: table
+        -> columns an agent may change without a side effect (None: the whole table), for
+        `no_side_effects`. `table_prefix`: how this server's table names start (default
+        `<server>_`)."""
         self.server = server
         self.table_prefix = table_prefix or f"{server}_"
         self.instructions = instructions
         self.list_keys = list_keys
+        self.page_keys = page_keys
         self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})
         self.defs: dict[str, ToolDef] = {}
         self._templates: dict[tuple[str, str, str], FunctionTool] = {}
@@ -220,7 +224,8 @@ class ServerRuntime:
                 result = tdef.fn(call, **kwargs)
                 if isinstance(result, str):
                     return cap_text(result, call.max_output_chars, tdef.narrow_hint)
-                return cap_json(result, call.max_output_chars, self.toolbox.list_keys)
+                return cap_json(result, call.max_output_chars, self.toolbox.list_keys,
+                                self.toolbox.page_keys)
         except ToolFailure as exc:
             raise ToolError(format_error(tdef.name, exc.code, exc.message, exc.hint)) from None
         except Exception as exc:  # a bug: report it, never crash the server

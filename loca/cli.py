@@ -90,10 +90,17 @@ def _task(name: str) -> Task:
 
 
 def _check_agent(agent: str, task: Task) -> None:
-    """An agent the run can make for `task`: a scripted one of the task, or `openai:MODEL`."""
+    """An agent the run can make for `task`: a scripted one of the task, or `openai:MODEL` with
+    its API key set (without it every episode would end `llm_error`, and a resume skips those)."""
+    import os
+
+    from scaffolds.clients import API_KEY_ENV
     from scaffolds.oracles import agents as scripted_agents
 
     if agent.startswith("openai:") and len(agent) > len("openai:"):
+        if not os.environ.get(API_KEY_ENV):
+            raise typer.BadParameter(f"{agent} needs an API key in {API_KEY_ENV} (any placeholder "
+                                     f"for local servers that ignore keys)")
         return
     names = scripted_agents(task.name).names()
     if agent not in names:
@@ -280,6 +287,10 @@ def run(
     tool_filter: Annotated[str, typer.Option(
         help="all tools of the task's servers, core (P1 tools of the seed tasks) or task (its allow-list)")] = "all",
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
+    connect_timeout: Annotated[float | None, typer.Option(
+        help="seconds to wait for a connection to the model provider")] = None,
+    response_timeout: Annotated[float | None, typer.Option(
+        help="seconds to wait for a streamed model reply to start")] = None,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
@@ -288,6 +299,7 @@ def run(
     from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
+    from scaffolds.clients import Timeouts
 
     names = list(all_tasks()) if tasks == "all" else \
         list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
@@ -296,9 +308,11 @@ def run(
     for name in names:
         _check_agent(agent, _task(name))
     try:
+        timeouts = {"connect_s": connect_timeout, "response_s": response_timeout}
         config = RunConfig(tasks=names, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
-                           tool_filter=tool_filter)
+                           tool_filter=tool_filter,
+                           timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}))
     except ValidationError as exc:
         raise typer.BadParameter("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                            for e in exc.errors())) from None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from envs.core.registry import Task
 
+S = TypeVar("S")
 T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="LOCA gym: long-context agent environments of any size.")
@@ -73,9 +74,9 @@ def _table(*columns: str, title: str) -> Table:
     return Table(*columns, title=title)
 
 
-def _parsed(parse: Callable[[str], T], text: str) -> T:
+def _parsed(parse: Callable[[S], T], value: S) -> T:
     try:
-        return parse(text)
+        return parse(value)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -256,22 +257,26 @@ def serve(
     transport: Annotated[str, typer.Option(help="stdio or http")] = "stdio",
     host: str = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8765,
-    allow_remote: Annotated[bool, typer.Option(help="allow a non-loopback --host")] = False,
+    allow_remote: Annotated[list[str] | None, typer.Option(
+        metavar="NAME", help="a host name or address clients may use besides loopback (repeat or "
+                             "comma-separate); needed to bind beyond loopback")] = None,
 ) -> None:
-    """Serve a world over MCP (stdio or streamable HTTP)."""
+    """Serve a world over MCP (stdio or streamable HTTP). Over HTTP, requests whose Host or
+    Origin names neither loopback nor an --allow-remote name are refused (421, 403)."""
     from loca.core.world import World
     from mock_servers import load_toolbox
     from mock_servers.gateway import Gateway
-    from mock_servers.serve import check_bind, run_app
+    from mock_servers.serve import check_bind, remote_names, run_app
 
-    _parsed(lambda t: check_bind(t, host, allow_remote), transport)
+    names = _parsed(remote_names, allow_remote)
+    _parsed(lambda t: check_bind(t, host, names), transport)
     loaded = World.load(world, complete=True)
     if server is None:
         task = _task(loaded.task)
         mcp = Gateway(loaded, task.spec.servers).mcp_app(instructions=task.spec.instruction(loaded))
     else:
         mcp = load_toolbox(server).build(loaded)
-    run_app(mcp, transport, host, port)
+    run_app(mcp, transport, host, port, names)
 
 
 @app.command()

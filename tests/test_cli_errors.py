@@ -37,6 +37,7 @@ BAD = [
     (["serve", "--port", "70000"], "--port"),
     (["serve", "--transport", "carrier-pigeon"], "transport"),
     (["serve", "--world", "{tmp}", "--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
+    (["serve", "--world", "{tmp}", "--transport", "http", "--allow-remote", "*"], "host names"),
     (["run", "--lengths", ""], "no lengths"),
     (["run", "--lengths", "8000000k"], "out of range"),
     (["run", "--lengths", "eight"], "bad length"),

@@ -34,6 +34,8 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "email": ("login", "get_emails", "search_emails", "read_email", "send_email"),
     "excel": ("get_workbook_metadata", "read_data_from_excel"),
     "filesystem": ("list_directory", "read_text_file"),
+    "terminal": ("run_command",),
+    "python_execute": ("python_execute",),
     "claim_done": ("claim_done",),
 }
 

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.TyperException as exc:  # usage errors: bad values, unknown options, missing arguments
         if debug:
             raise
-        print(f"loca: error: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
+        print(f"loca: error: {exc.format_message()}", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2))
     except Exception as exc:  # an input the commands refused, or a bug: one line either way
         if debug:

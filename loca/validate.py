@@ -95,17 +95,14 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
                 params = await params_for(task, length, seed)
                 world = await build_world(task, base, params, seed, length)
                 assert world.meta.env_description_tokens is not None
-                same = await recomputes_truth(task, world)
+                same = await recomputes_truth(task, _fresh_copy(base, Path(tmp) / "play"))
                 outcome = Outcome(VALIDATOR, length, seed, world.meta.env_description_tokens,
                                   () if same else ("ground_truth",), None)
                 outcomes.append(outcome)
                 if progress:
                     progress(outcome)
                 for agent in scripted.names():
-                    copy = Path(tmp) / "play"
-                    shutil.rmtree(copy, ignore_errors=True)
-                    shutil.copytree(base, copy)
-                    verdict = await play_script(task, World.load(copy), agent)
+                    verdict = await play_script(task, _fresh_copy(base, Path(tmp) / "play"), agent)
                     outcome = Outcome(agent, length, seed, world.meta.env_description_tokens,
                                       tuple(verdict.failed_names()), scripted.must_fail(agent),
                                       verdict.errored)
@@ -113,6 +110,13 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
                     if progress:
                         progress(outcome)
     return outcomes
+
+
+def _fresh_copy(base: Path, copy: Path) -> World:
+    """Each play (and the ground-truth recomputation) gets its own copy of the built world."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(base, copy)
+    return World.load(copy)
 
 
 def run_validation(task: Task, lengths: list[int], seeds: list[int],

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from mock_servers.canvas import domain
 from mock_servers.canvas.server import toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
+from tests.harness import table_rows
 
 NOW = "2025-01-15T09:00:00Z"
 PASSWORDS = {"alice": "alice-Secret-1", "bob": "bob-Secret-2", "tina": "tina-Secret-3",
@@ -284,10 +284,4 @@ def login(rt: ServerRuntime, who: str) -> None:
 
 def dump(db: Database) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table."""
-    conn = sqlite3.connect(db.path)
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-        return {t: conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall() for t in tables}
-    finally:
-        conn.close()
+    return table_rows(db.path)

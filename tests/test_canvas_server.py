@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from mock_servers.canvas import domain
 from mock_servers.canvas.models import CanvasDiscussionEntry, CanvasSubmission, CanvasUser
 from mock_servers.core.db import Database
 from mock_servers.core.toolkit import ServerRuntime
@@ -326,6 +327,41 @@ def test_quizzes(env: Any) -> None:
     login(rt, "tom")
     staff = ok(rt, "canvas_list_quizzes", course_id=bio)["items"]
     assert [q["title"] for q in staff] == ["Cells quiz", "Draft quiz"]
+
+
+def test_get_quiz_submission(env: Any) -> None:
+    """The caller's latest attempt, or an untaken placeholder; others' only for staff."""
+    rt, ids, db = env
+    bio, q1 = ids.courses["bio"], ids.quizzes["q1"]
+    blank = ok(rt, "canvas_get_quiz_submission", course_id=bio, quiz_id=q1)
+    assert blank == {"id": None, "quiz_id": q1, "user_id": ids.users["alice"], "attempt": None,
+                     "workflow_state": "untaken", "started_at": None, "finished_at": None, "score": None}
+    started = ok(rt, "canvas_start_quiz_attempt", course_id=bio, quiz_id=q1)
+    mine = ok(rt, "canvas_get_quiz_submission", course_id=bio, quiz_id=q1)
+    assert (mine["id"], mine["attempt"], mine["workflow_state"], mine["finished_at"]) == (
+        started["id"], 1, "untaken", None)
+    with db.write() as s:  # bob turns in a second attempt
+        domain.add_quiz_submission(s, quiz_id=q1, user_id=ids.users["bob"], attempt=2,
+                                   started_at="2025-01-14T10:00:00Z", finished_at="2025-01-14T10:25:00Z",
+                                   score=14, workflow_state="pending_review")
+    err(rt, "canvas_get_quiz_submission", "PERMISSION_DENIED", course_id=bio, quiz_id=q1,
+        user_id=ids.users["bob"])
+    err(rt, "canvas_get_quiz_submission", "NOT_FOUND", course_id=bio, quiz_id=ids.quizzes["q_hidden"])
+    err(rt, "canvas_get_quiz_submission", "NOT_FOUND", course_id=bio, quiz_id=ids.quizzes["q_chem"])
+    err(rt, "canvas_get_quiz_submission", "PERMISSION_DENIED", course_id=ids.courses["phys"], quiz_id=q1)
+    login(rt, "bob")
+    bobs = ok(rt, "canvas_get_quiz_submission", course_id=bio, quiz_id=q1)
+    assert (bobs["attempt"], bobs["workflow_state"], bobs["score"], bobs["finished_at"]) == (
+        2, "pending_review", 14.0, "2025-01-14T10:25:00Z")
+    login(rt, "tom")  # a TA reads a student's attempts, not his own (he is no student)
+    assert ok(rt, "canvas_get_quiz_submission", course_id=bio, quiz_id=q1, user_id=ids.users["bob"]) == bobs
+    assert ok(rt, "canvas_get_quiz_submission", course_id=bio, quiz_id=ids.quizzes["q_hidden"],
+              user_id=ids.users["alice"])["id"] is None
+    err(rt, "canvas_get_quiz_submission", "NOT_FOUND", course_id=bio, quiz_id=q1)
+    err(rt, "canvas_get_quiz_submission", "NOT_FOUND", course_id=bio, quiz_id=q1, user_id=ids.users["eve"])
+    login(rt, "olga")  # an observer is no teacher
+    err(rt, "canvas_get_quiz_submission", "PERMISSION_DENIED", course_id=bio, quiz_id=q1,
+        user_id=ids.users["alice"])
 
 
 # ---------------------------------------------------------------- discussions and announcements

@@ -45,6 +45,7 @@ def _student_calls(ids: Ids) -> list[tuple[str, str, dict[str, Any]]]:
         ("canvas_get_upcoming_assignments", {"limit": 50}), ("canvas_get_course_grades", {"course_id": bio}),
         ("canvas_get_user_grades", {}), ("canvas_list_quizzes", {"course_id": bio}),
         ("canvas_get_quiz", {"course_id": bio, "quiz_id": ids.quizzes["q1"]}),
+        ("canvas_get_quiz_submission", {"course_id": bio, "quiz_id": ids.quizzes["q1"]}),
         ("canvas_start_quiz_attempt", {"course_id": bio, "quiz_id": ids.quizzes["q1"]}),
         ("canvas_list_announcements", {"course_id": bio}), ("canvas_list_discussion_topics", {"course_id": bio}),
         ("canvas_get_discussion_topic", {"course_id": bio, "topic_id": ids.topics["intro"]}),
@@ -174,10 +175,10 @@ def test_hostile_values_are_errors_never_crashes(env: Any) -> None:
 
 def test_tool_metadata_and_schemas(env: Any) -> None:
     rt, _, _ = env
-    assert len(toolbox.defs) == 67
+    assert len(toolbox.defs) == 68
     core = {"canvas_get_current_user", "canvas_list_courses", "canvas_get_course", "canvas_list_assignments",
             "canvas_get_assignment", "canvas_get_submission", "canvas_list_quizzes", "canvas_get_quiz",
-            "canvas_list_announcements"}
+            "canvas_get_quiz_submission", "canvas_list_announcements"}
     assert {name for name, d in toolbox.defs.items() if d.core} == core
     for name, tool in rt.tools.items():
         assert len(tool.description) <= 1024

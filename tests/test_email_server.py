@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
-import sqlite3
+import re
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +20,8 @@ from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
 from mock_servers.email import domain, toolbox
 from mock_servers.email.domain import Attachment
 from mock_servers.email.models import DEFAULT_FOLDERS
+from mock_servers.email.server import files as email_files
+from tests.harness import table_rows
 
 PASSWORDS = {"alice@uni.edu": "alice-pw-7731", "bob@uni.edu": "bob-pw-1187",
              "carol@uni.edu": "carol-pw-4409"}
@@ -62,9 +66,12 @@ class Mail:
         return asyncio.run(self.runtime.call(tool, args))
 
     def ok(self, tool: str, **args: Any) -> Any:
+        return json.loads(self.ok_text(tool, **args))
+
+    def ok_text(self, tool: str, **args: Any) -> str:
         out = self.call(tool, **args)
         assert not out.is_error, out.text
-        return json.loads(out.text)
+        return out.text
 
     def err(self, tool: str, code: str, **args: Any) -> str:
         out = self.call(tool, **args)
@@ -76,7 +83,8 @@ class Mail:
         self.ok("login", email=address, password=PASSWORDS[address])
 
 
-def build_mail(make_world: Any, logged_in: bool = True) -> Mail:
+def build_mail(make_world: Any, logged_in: bool = True,
+               config: dict[str, Any] | None = None) -> Mail:
     world, db = make_world(["email"])
     (world.workspace / "report.pdf").write_bytes(REPORT)
     with db.write() as s:
@@ -104,7 +112,8 @@ def build_mail(make_world: Any, logged_in: bool = True) -> Mail:
             subject=f"Newsletter {i:02d}", body=f"Issue {i} of the campus newsletter.",
             date=f"2024-12-{1 + i // 2:02d}T07:00:00Z").inbox_pks["alice@uni.edu"]
             for i in range(NEWSLETTERS)]
-    return Mail(world, db, ServerRuntime(toolbox, world, {}), kickoff, budget, lunch, news)
+    return Mail(world, db, ServerRuntime(toolbox, world, config or {}), kickoff, budget, lunch,
+                news)
 
 
 @pytest.fixture
@@ -113,14 +122,7 @@ def mail(make_world: Any) -> Mail:
 
 
 def snapshot(world: World) -> dict[str, list[tuple[Any, ...]]]:
-    conn = sqlite3.connect(world.state_path)
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-        return {t: conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall()
-                for t in tables}
-    finally:
-        conn.close()
+    return table_rows(world.state_path)
 
 
 def inbox_ids(mail: Mail, **args: Any) -> list[str]:
@@ -313,6 +315,55 @@ def test_search(mail: Mail) -> None:
     mail.err("search_emails", "NOT_FOUND", query="x", folder="Nope")
 
 
+def test_search_ignores_case_beyond_ascii(mail: Mail) -> None:
+    with mail.db.write() as s:
+        domain.deliver(s, sender="zoe@other.org", sender_name="ZOË ØDEGÅRD",
+                       to="alice@uni.edu", subject="ÜBERSICHT der Prüfungen",
+                       body="Die Straße ist gesperrt.", date="2025-01-13T08:00:00Z")
+
+    def subjects(query: str, folder: str = "INBOX") -> list[str]:
+        found = mail.ok("search_emails", query=query, folder=folder)["emails"]
+        return [e["subject"] for e in found]
+
+    assert subjects("übersicht") == subjects("PRÜFUNGEN") == ["ÜBERSICHT der Prüfungen"]
+    assert subjects("zoë ødegård", folder="ALL") == ["ÜBERSICHT der Prüfungen"]  # sender name
+    assert subjects("STRAßE") == subjects("straße") == ["ÜBERSICHT der Prüfungen"]
+    assert subjects("prüfungen", folder="Sent") == [] and subjects("ĳssel") == []
+
+
+def test_page_envelopes_follow_the_paging_contract(mail: Mail) -> None:
+    keys = ["total", "page", "page_size", "total_pages"]
+    assert list(mail.ok("get_emails", page_size=5)) == ["emails", *keys]
+    assert list(mail.ok("search_emails", query="newsletter")) == ["emails", *keys]
+    assert list(mail.ok("get_drafts")) == ["drafts", *keys]
+    empty = mail.ok("get_emails", folder="Spam")
+    assert empty == {"emails": [], "total": 0, "page": 1, "page_size": 20, "total_pages": 0}
+    last = mail.ok("get_emails", page=6, page_size=5)
+    assert len(last["emails"]) == 2 and last["total_pages"] == 6
+    assert mail.ok("search_emails", query="newsletter", page=9)["total"] == NEWSLETTERS
+
+
+def test_a_page_cut_by_the_output_cap_names_the_page_that_continues_it(make_world: Any) -> None:
+    mail = build_mail(make_world, config={"max_output_chars": 2500})
+    with mail.db.read() as s:
+        everything = [e["id"] for e in domain.list_emails(s, 1, folder_id=1, page=1, size=50)[0]]
+    seen, request, cuts = everything[:7], {"page": 2, "page_size": 7}, 0  # start mid-listing
+    while len(seen) < len(everything):
+        text = mail.ok_text("get_emails", **request)
+        out = json.loads(text)
+        assert len(text) <= 2500 and out["emails"] and out["total"] == len(everything)
+        seen += [e["id"] for e in out["emails"]]
+        follow = re.fullmatch(r"output cap reached after (\d+) items; request the next page "
+                              r"with page=(\d+) and page_size=(\d+)", out.get("notice", ""))
+        if follow:
+            cuts += 1
+            assert int(follow[1]) == len(out["emails"])
+            request = {"page": int(follow[2]), "page_size": int(follow[3])}
+        else:
+            request["page"] += 1
+    assert seen == everything and cuts >= 1  # nothing lost, nothing shown twice
+
+
 def test_headers_and_stats(mail: Mail) -> None:
     kickoff = str(mail.kickoff.inbox_pks["alice@uni.edu"])
     headers = mail.ok("get_email_headers", email_id=kickoff)
@@ -363,6 +414,47 @@ def test_send_email_delivers_copies_and_attachment_bytes(mail: Mail) -> None:
         REPORT
     mail.login("carol@uni.edu")
     assert mail.ok("get_emails")["emails"][0]["subject"] == "Report"
+
+
+def test_send_a_zip_built_in_the_workspace(mail: Mail) -> None:
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("results/summary.csv", "course,grade\nMATH101,A\n")
+    (mail.world.workspace / "out").mkdir()
+    (mail.world.workspace / "out" / "results.zip").write_bytes(packed.getvalue())
+    sent = mail.ok("send_email", to="bob@uni.edu", subject="Results", body="Zipped.",
+                   attachments=["/workspace/out/results.zip"])
+    assert sent["attachments"] == [{"filename": "results.zip", "size": len(packed.getvalue()),
+                                    "content_type": "application/zip"}]
+    (mail.world.workspace / "out" / "results.zip").unlink()  # the message holds the bytes
+    mail.login("bob@uni.edu")
+    copy = mail.ok("get_emails")["emails"][0]
+    saved = mail.ok("download_attachment", email_id=copy["id"],
+                    attachment_filename="results.zip", save_path="in/results.zip")
+    assert saved["content_type"] == "application/zip"
+    with zipfile.ZipFile(mail.world.workspace / "in" / "results.zip") as archive:
+        assert archive.read("results/summary.csv") == b"course,grade\nMATH101,A\n"
+
+
+def test_attachment_names_must_differ(mail: Mail) -> None:
+    for folder in ("a", "b"):
+        (mail.world.workspace / folder).mkdir()
+        (mail.world.workspace / folder / "report.pdf").write_bytes(folder.encode())
+    before = snapshot(mail.world)
+    for paths in (["a/report.pdf", "b/report.pdf"], ["report.pdf", "report.pdf"]):
+        assert "two attachments are named report.pdf" in mail.err(
+            "send_email", "INVALID_ARGUMENT", to="bob@uni.edu", subject="s", body="b",
+            attachments=paths)
+    assert snapshot(mail.world) == before
+    twice = [Attachment.of("x.txt", b"1"), Attachment.of("x.txt", b"2")]
+    with mail.db.write() as s, pytest.raises(ToolFailure, match="two attachments"):
+        domain.deliver(s, sender="bob@uni.edu", sender_name=None, to="alice@uni.edu",
+                       subject="s", body="b", date="2025-01-13T00:00:00Z", attachments=twice)
+    entry = {"from": "zoe@other.org", "date": "2025-01-02T10:00:00Z", "attachments": [
+        {"filename": "x.txt", "data_base64": "MQ=="}, {"filename": "x.txt", "data_base64": "Mg=="}]}
+    (mail.world.workspace / "dup.json").write_text(json.dumps([entry]))
+    result = mail.ok("import_emails", import_path="dup.json")
+    assert result["imported"] == 0 and "two attachments" in result["skipped"][0]["error"]
 
 
 def test_mail_to_yourself_arrives(mail: Mail) -> None:
@@ -582,6 +674,16 @@ def test_import_skips_invalid_entries_each_in_its_own_savepoint(mail: Mail) -> N
     (mail.world.workspace / "bad.json").write_text("{not json")
     mail.err("import_emails", "INVALID_ARGUMENT", import_path="bad.json")
     mail.err("import_emails", "NOT_FOUND", import_path="missing.json")
+
+
+def test_export_and_import_sizes_are_bounded(mail: Mail, monkeypatch: Any) -> None:
+    monkeypatch.setattr(email_files, "MAX_EXPORT_ATTACHMENT_BYTES", len(PLAN) - 1)
+    assert "attachments" in mail.err("export_emails", "RESOURCE_EXHAUSTED")
+    assert not (mail.world.workspace / "emails_export.json").exists()
+    assert mail.ok("export_emails", folder="Sent")["count"] == 1  # no attachment there
+    monkeypatch.setattr(email_files, "MAX_IMPORT_BYTES", 100)
+    (mail.world.workspace / "big.json").write_text(json.dumps([{"body": "x" * 100}]))
+    assert "100 bytes" in mail.err("import_emails", "RESOURCE_EXHAUSTED", import_path="big.json")
 
 
 def test_file_paths_stay_in_the_workspace(mail: Mail) -> None:

@@ -152,3 +152,45 @@ def test_read_only_view_keeps_only_reads_and_logins(make_world):
         gateway.close()
     with pytest.raises(ValueError, match="auth_only"):
         toolbox.tool(rw="read", auth_only=True)
+
+
+def _audit_rows(runtime: ServerRuntime) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(runtime.world.state_path)
+    try:
+        return conn.execute("SELECT server, tool, arguments, is_error, output_chars, duration_ms "
+                            "FROM core_audit ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+
+
+def test_every_call_is_audited_once_in_process_and_over_mcp(runtime):
+    from fastmcp import Client
+
+    ok = run(runtime.call("demo_echo", {"count": 3}))
+    bad = run(runtime.call("demo_echo", {"count": 99}))
+
+    async def over_mcp() -> None:
+        async with Client(runtime.app) as client:
+            await client.call_tool("demo_echo", {"count": 1})
+            await client.call_tool("demo_write_then_fail", {}, raise_on_error=False)
+            await client.call_tool("demo_echo", {"count": "many"}, raise_on_error=False)
+
+    run(over_mcp())
+    rows = _audit_rows(runtime)
+    assert [(r[1], bool(r[3])) for r in rows] == [
+        ("demo_echo", False), ("demo_echo", True), ("demo_echo", False), ("demo_write_then_fail", True),
+        ("demo_echo", True)]
+    assert rows[0][0] == "demo" and json.loads(rows[0][2]) == {"count": 3}
+    assert rows[0][4] == len(ok.text) and rows[1][4] == len(bad.text)
+    assert all(r[5] >= 0 for r in rows)
+
+
+def test_the_audit_log_is_no_side_effect_and_keeps_odd_arguments(runtime):
+    from mock_servers.core import snapshot
+
+    before = snapshot.take(runtime.world, {})
+    run(runtime.call("demo_echo", {"title": "\ud800 lone surrogate", "count": 2}))
+    assert snapshot.changes(runtime.world, before, {}) == []
+    assert "\\ud800" in _audit_rows(runtime)[-1][2]

@@ -50,7 +50,7 @@ from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.core.files import save_workbook
 from mock_servers.email import domain as mail
 
-VERSION = "1"
+VERSION = "2"
 _TEMPLATES = templates(str(Path(__file__).parent / "templates"))
 METHODS = ("Contrastive pretraining", "Retrieval-augmented generation", "Instruction tuning",
            "Sparse attention", "Curriculum learning", "Data augmentation", "Knowledge distillation",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,12 +13,20 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine
 
 _WRITE = "loca_write"
+_AUDIT_INSERT = ("INSERT INTO core_audit (server, tool, arguments, is_error, output_chars, parent_call_id, "
+                 "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
+
+
+def _casefold(value: object) -> object:
+    return value.casefold() if isinstance(value, str) else value
 
 
 def _configure(engine: Engine, readonly: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        # SQL casefold(x): Unicode case folding, for searches whose text LIKE cannot fold
+        dbapi_conn.create_function("casefold", 1, _casefold, deterministic=True)
         cur = dbapi_conn.cursor()
         if not readonly:
             cur.execute("PRAGMA journal_mode=WAL")
@@ -43,6 +52,7 @@ class Database:
         self.engine = create_engine(url, connect_args={"check_same_thread": False})
         _configure(self.engine, readonly)
         self._write_engine = self.engine.execution_options(**{_WRITE: True})
+        self._audit: sqlite3.Connection | None = None
 
     def create_tables(self, prefixes: list[str]) -> None:
         """Create the registered tables whose names start with one of `prefixes` (a server's
@@ -66,7 +76,19 @@ class Database:
                 session.rollback()
                 raise
 
+    def audit(self, row: tuple[Any, ...]) -> None:
+        """Append one `core_audit` row (server, tool, arguments, is_error, output_chars,
+        parent_call_id, duration_ms) in its own short transaction, on a connection of its own."""
+        if self._audit is None:
+            self._audit = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._audit.execute("PRAGMA busy_timeout=5000")
+            self._audit.execute("PRAGMA synchronous=NORMAL")
+        self._audit.execute(_AUDIT_INSERT, row)
+
     def dispose(self) -> None:
+        if self._audit is not None:
+            self._audit.close()
+            self._audit = None
         self.engine.dispose()
 
 

@@ -6,7 +6,7 @@ import io
 import os
 import zipfile
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from openpyxl import Workbook
 from openpyxl.writer.excel import ExcelWriter
@@ -15,6 +15,21 @@ from loca.core.world import World, write_bytes_atomic
 from mock_servers.core.errors import denied, invalid
 
 DISPLAY_ROOT = "/workspace"
+_CONTENT_TYPES = {
+    ".aac": "audio/aac", ".bmp": "image/bmp", ".csv": "text/csv", ".doc": "application/msword",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".flac": "audio/flac", ".gif": "image/gif", ".gz": "application/gzip", ".htm": "text/html",
+    ".html": "text/html", ".ico": "image/x-icon", ".ics": "text/calendar", ".jpeg": "image/jpeg",
+    ".jpg": "image/jpeg", ".json": "application/json", ".m4a": "audio/mp4",
+    ".md": "text/markdown", ".mp3": "audio/mpeg", ".ogg": "audio/ogg",
+    ".pdf": "application/pdf", ".png": "image/png",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".svg": "image/svg+xml", ".tar": "application/x-tar", ".tif": "image/tiff",
+    ".tiff": "image/tiff", ".txt": "text/plain", ".wav": "audio/wav", ".weba": "audio/webm",
+    ".webp": "image/webp", ".xls": "application/vnd.ms-excel",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".xml": "application/xml", ".zip": "application/zip",
+}
 
 
 def resolve(world: World, path: str) -> Path:
@@ -53,6 +68,12 @@ def display(world: World, target: Path) -> str:
     """How a workspace path is shown to the agent: under `/workspace`, never a host path."""
     rel = target.resolve().relative_to(world.workspace.resolve()).as_posix()
     return DISPLAY_ROOT if rel == "." else f"{DISPLAY_ROOT}/{rel}"
+
+
+def content_type(filename: str) -> str:
+    """A MIME type from the file extension, from a fixed table (the same on every machine, unlike
+    the `mimetypes` module); application/octet-stream when unknown."""
+    return _CONTENT_TYPES.get(PurePosixPath(filename.lower()).suffix, "application/octet-stream")
 
 
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)

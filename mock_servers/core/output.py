@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
+
+from mock_servers.core import paging
 
 
 def dump_json(obj: Any) -> str:
@@ -21,10 +24,37 @@ def _truncate_strings(obj: Any, limit: int) -> Any:
     return obj
 
 
-def cap_json(obj: Any, max_chars: int, list_keys: tuple[str, ...] = ("items",)) -> str:
+def most_that_fit(low: int, high: int, fits: Callable[[int], bool]) -> int:
+    """The largest n in low..high with `fits(n)` (a test that holds up to some n and fails
+    after it), found by bisection; `low` when none above it fits (`low` itself is not tested)."""
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _cut(obj: dict[str, Any], fit: int, page_keys: tuple[str, str] | None) -> tuple[int, str]:
+    """How many of the `fit` items that fit to show, and the notice. With the envelope's
+    page-number and page-size keys, the notice names the page that continues right after the
+    last item shown."""
+    if page_keys:
+        page_key, size_key = page_keys
+        page, size = obj.get(page_key), obj.get(size_key)
+        if isinstance(page, int) and isinstance(size, int):
+            shown, next_page, next_size = paging.cut(page, size, fit)
+            return shown, (f"output cap reached after {shown} items; request the next page "
+                           f"with {page_key}={next_page} and {size_key}={next_size}")
+    return fit, f"output cap reached after {fit} items; request the next page"
+
+
+def cap_json(obj: Any, max_chars: int, list_keys: tuple[str, ...] = ("items",),
+             page_keys: tuple[str, str] | None = None) -> str:
     """Serialise `obj` within `max_chars`: cut the list under the first of `list_keys` it has at an
-    item boundary (with a notice and `has_more`), else shorten the longest strings. Never cuts
-    mid-structure."""
+    item boundary (with a notice and `has_more`; with `page_keys`, the notice names the page that
+    continues the cut one), else shorten the longest strings. Never cuts mid-structure."""
     text = dump_json(obj)
     if len(text) <= max_chars:
         return text
@@ -32,19 +62,18 @@ def cap_json(obj: Any, max_chars: int, list_keys: tuple[str, ...] = ("items",)) 
         key = next((k for k in list_keys if isinstance(obj.get(k), list)), None)
         if key is not None:
             items = obj[key]
-            lo, hi = 0, len(items)
-            while lo < hi:  # largest prefix that fits, leaving room for the notice
-                mid = (lo + hi + 1) // 2
-                trial = {**obj, key: items[:mid], "notice": "x" * 90}
-                if len(dump_json(trial)) <= max_chars:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            if lo > 0:
-                cut = {**obj, key: items[:lo]}
+
+            def fits(n: int) -> bool:  # with room for the notice, at least 90 characters
+                room = "x" * max(90, len(_cut(obj, n, page_keys)[1]))
+                return len(dump_json({**obj, key: items[:n], "notice": room})) <= max_chars
+
+            fit = most_that_fit(0, len(items), fits)
+            if fit > 0:
+                shown, notice = _cut(obj, fit, page_keys)
+                cut = {**obj, key: items[:shown]}
                 if "has_more" in cut:
                     cut["has_more"] = True
-                cut["notice"] = f"output cap reached after {lo} items; request the next page"
+                cut["notice"] = notice
                 return dump_json(cut)
     limit = max_chars // 2
     while limit > 16:

@@ -30,3 +30,23 @@ def fetch_page(session: Session, row: type[R], query: str, count_query: str,
 
 def total_pages(total: int, size: int) -> int:
     return -(-total // size)
+
+
+def cut(page: int, size: int, fit: int) -> tuple[int, int, int]:
+    """A page (number `page` of `size` items) of which only the first `fit` items fit in the
+    output: (items to show, next page, next page size) such that the next page starts right
+    after the last item shown. Shows as many as such a continuation allows."""
+    skip = offset(page, size)
+    shown, next_size = max((d - skip % d, d) for d in range(1, fit + 1))
+    return shown, (skip + shown) // next_size + 1, next_size
+
+
+def key_page(session: Session, query: str, params: Sequence[Any], page: int,
+             size: int) -> tuple[list[Any], int]:
+    """One page of the first column of `query` (which ends in an ORDER BY whose last key is
+    unique) and the total, from one pass over the matching rows: for filters that test every
+    row anyway (substring search), where `fetch_page` would scan them twice. The caller loads
+    the page's rows by key."""
+    keys = [r[0] for r in sql.run(session, query, params)]
+    start = offset(page, size)
+    return keys[start:start + size], len(keys)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any, TypeVar
 
 from sqlmodel import Session
@@ -27,8 +28,14 @@ def run(session: Session, statement: str, params: Sequence[Any] = ()) -> sqlite3
 
 
 def rows(session: Session, row: type[R], statement: str, params: Sequence[Any] = ()) -> list[R]:
-    """The result as rows of a named tuple type."""
-    return list(map(row._make, run(session, statement, params)))  # type: ignore[attr-defined]
+    """The result as rows of a named tuple type, built as `row._make` builds them but without a
+    Python call per row (listings build many); the column count is checked once."""
+    build: Any = tuple.__new__
+    found: list[Any] = list(map(build, repeat(row), run(session, statement, params)))
+    width = len(row._fields)  # type: ignore[attr-defined]
+    if found and len(found[0]) != width:
+        raise TypeError(f"{row.__name__} has {width} fields; the query gives {len(found[0])}")
+    return found
 
 
 def first(session: Session, row: type[R], statement: str, params: Sequence[Any] = ()) -> R | None:

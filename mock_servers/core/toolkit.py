@@ -18,7 +18,9 @@ paths (MCP middleware and `ServerRuntime.call`).
 from __future__ import annotations
 
 import inspect
+import json
 import logging
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +48,7 @@ from mock_servers.core.errors import (
 from mock_servers.core.output import cap_json, cap_text
 
 log = logging.getLogger("loca.servers")
+AUDIT_ARGUMENT_CHARS = 10_000
 
 
 @dataclass
@@ -104,16 +107,20 @@ class Toolbox:
 
     def __init__(self, server: str, instructions: str = "", *,
                  list_keys: tuple[str, ...] = ("items",),
+                 page_keys: tuple[str, str] | None = None,
                  snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None,
                  table_prefix: str | None = None) -> None:
         """`list_keys`: the keys under which this server's envelopes hold their lists (the
-        output cap cuts there). `snapshot_ignore`: table -> columns an agent may change without
-        a side effect (None: the whole table), for `no_side_effects`. `table_prefix`: how this
-        server's table names start (default `<server>_`)."""
+        output cap cuts there). `page_keys`: the envelopes' page-number and page-size keys, so
+        that a page cut by the cap names the page that continues it. `snapshot_ignore`: table
+        -> columns an agent may change without a side effect (None: the whole table), for
+        `no_side_effects`. `table_prefix`: how this server's table names start (default
+        `<server>_`)."""
         self.server = server
         self.table_prefix = table_prefix or f"{server}_"
         self.instructions = instructions
         self.list_keys = list_keys
+        self.page_keys = page_keys
         self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})
         self.defs: dict[str, ToolDef] = {}
         self._templates: dict[tuple[str, str, str], FunctionTool] = {}
@@ -217,7 +224,8 @@ class ServerRuntime:
                 result = tdef.fn(call, **kwargs)
                 if isinstance(result, str):
                     return cap_text(result, call.max_output_chars, tdef.narrow_hint)
-                return cap_json(result, call.max_output_chars, self.toolbox.list_keys)
+                return cap_json(result, call.max_output_chars, self.toolbox.list_keys,
+                                self.toolbox.page_keys)
         except ToolFailure as exc:
             raise ToolError(format_error(tdef.name, exc.code, exc.message, exc.hint)) from None
         except Exception as exc:  # a bug: report it, never crash the server
@@ -238,36 +246,56 @@ class ServerRuntime:
         tool = self.tools.get(name)
         if tool is None:
             return ToolOutcome(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+        started = time.monotonic()
         if not isinstance(arguments, dict):
-            return ToolOutcome(format_error(name, Code.INVALID_ARGUMENT,
-                                            "arguments must be a JSON object"), True)
-        try:
-            result = await tool.run(arguments)
-        except ToolError as exc:
-            return ToolOutcome(str(exc), True)
-        except FastMCPValidationError as exc:
-            return ToolOutcome(self.format_argument_error(name, exc), True)
-        return ToolOutcome(result.content[0].text, False)  # type: ignore[union-attr]
+            outcome = ToolOutcome(format_error(name, Code.INVALID_ARGUMENT, "arguments must be a JSON object"), True)
+        else:
+            try:
+                result = await tool.run(arguments)
+                outcome = ToolOutcome(result.content[0].text, False)  # type: ignore[union-attr]
+            except ToolError as exc:
+                outcome = ToolOutcome(str(exc), True)
+            except FastMCPValidationError as exc:
+                outcome = ToolOutcome(self.format_argument_error(name, exc), True)
+        self.audit(name, arguments, outcome, started)
+        return outcome
+
+    def audit(self, name: str, arguments: Any, outcome: ToolOutcome, started: float) -> None:
+        """Record the call in the world's audit log (servers.md §1.12)."""
+        args = json.dumps(arguments, sort_keys=True, default=repr)[:AUDIT_ARGUMENT_CHARS]
+        self.db.audit((self.toolbox.server, name, args, outcome.is_error, len(outcome.text),
+                       self.config.get("parent_call_id"), round(1000 * (time.monotonic() - started), 3)))
 
 
 class ErrorFormatting(Middleware):
-    """Argument and unknown-tool errors in the `Error [CODE]` format for MCP clients.
-    `routes` maps each listed tool name to (runtime, local tool name)."""
+    """Argument and unknown-tool errors in the `Error [CODE]` format for MCP clients, and every
+    call in the audit log. `routes` maps each listed tool name to (runtime, local tool name)."""
 
     def __init__(self, routes: dict[str, ServerRuntime | tuple[ServerRuntime, str]]) -> None:
         self.routes = {k: v if isinstance(v, tuple) else (v, k) for k, v in routes.items()}
 
     async def on_call_tool(self, context: MiddlewareContext, call_next: Any) -> Any:
         name = context.message.name
+        route = self.routes.get(name)
+        started = time.monotonic()
         try:
-            return await call_next(context)
+            result = await call_next(context)
         except FastMCPValidationError as exc:
-            if name not in self.routes:
+            if route is None:
                 raise
-            runtime, local = self.routes[name]
-            raise ToolError(runtime.format_argument_error(local, exc)) from None
+            text = route[0].format_argument_error(route[1], exc)
+            route[0].audit(route[1], context.message.arguments, ToolOutcome(text, True), started)
+            raise ToolError(text) from None
+        except ToolError as exc:
+            if route is not None:
+                route[0].audit(route[1], context.message.arguments, ToolOutcome(str(exc), True), started)
+            raise
         except NotFoundError:
             raise ToolError(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'")) from None
+        if route is not None:
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            route[0].audit(route[1], context.message.arguments, ToolOutcome(text, False), started)
+        return result
 
 
 def _mirror(source: Callable[..., Any], target: Callable[..., Any]) -> None:

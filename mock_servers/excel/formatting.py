@@ -67,7 +67,7 @@ def formatting(*, bold: bool | None, italic: bool | None, underline: bool | None
                border_style: str | None, border_color: str | None, number_format: str | None,
                alignment: str | None, wrap_text: bool | None) -> Formatting:
     """Collect the options that were given; a border colour alone draws thin borders."""
-    font = {name: value for name, value in (("bold", bold), ("italic", italic),
+    font: dict[str, Any] = {name: value for name, value in (("bold", bold), ("italic", italic),
                                             ("size", font_size)) if value is not None}
     if underline is not None:
         font["underline"] = "single" if underline else None

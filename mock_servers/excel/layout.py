@@ -1,5 +1,5 @@
-"""Moving cells around a worksheet: merged ranges that follow inserted or deleted rows and
-columns, range deletion with shifting, and range copies."""
+"""Moving cells around a worksheet: merging, merged ranges that follow inserted or deleted rows
+and columns, range deletion with shifting, and range copies."""
 
 from __future__ import annotations
 
@@ -37,6 +37,17 @@ def refuse_merged(ws: Worksheet, area: Box, action: str, anchors_ok: bool = True
         if not (anchors_ok and inner == anchor):
             raise invalid(f"cannot {action}: {area.a1} overlaps merged range {merged.a1}",
                           hint="unmerge_cells first")
+
+
+def merge(ws: Worksheet, area: Box) -> None:
+    """Merge `area` (two cells at least), unless it overlaps a merged range."""
+    if area.rows == 1 and area.cols == 1:
+        raise invalid(f"{area.a1} is a single cell; merge at least two")
+    for merged in merged_boxes(ws):
+        if merged.overlaps(area):
+            raise invalid(f"{area.a1} overlaps merged range {merged.a1}",
+                          hint="unmerge_cells it first")
+    ws.merge_cells(area.a1)
 
 
 def _shifted(lo: int, hi: int, at: int, delta: int) -> tuple[int, int] | None:

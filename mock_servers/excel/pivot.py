@@ -85,10 +85,9 @@ def pivot(table: list[Sequence[Any]], rows: list[str], values: list[str],
               for ck in col_keys for v in values]
     out: list[list[Any]] = [[*rows, *titles]]
     for rk in row_keys:
-        line = [BLANK if v is None else v for v in rk]
+        line: list[Any] = [BLANK if v is None else v for v in rk]
         for ck in col_keys:
-            bucket = cells.get((rk, ck))
-            line += [AGGREGATES[agg](bucket[slot]) if bucket else None
-                     for slot in range(len(values))]
+            found = cells.get((rk, ck))
+            line += [AGGREGATES[agg](found[slot]) if found else None for slot in range(len(values))]
         out.append(line)
     return out

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from loca.core.clock import iso_z
 from loca.core.world import write_text_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
-from mock_servers.core.files import DISPLAY_ROOT, display, resolve
-from mock_servers.core.output import dump_json
+from mock_servers.core.files import DISPLAY_ROOT, content_type, display, resolve
+from mock_servers.core.output import dump_json, most_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int
 from mock_servers.filesystem.edits import apply_edits, unified_diff
@@ -29,13 +29,6 @@ MAX_FILES_PER_READ = 50
 MAX_MEDIA_BYTES = 10 * 1024 * 1024
 _SNIFF_BYTES = 8192
 _BINARY_HINT = "use read_media_file for images and audio, or the tool made for that file type"
-_MEDIA_TYPES = {
-    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-    ".webp": "image/webp", ".bmp": "image/bmp", ".svg": "image/svg+xml", ".tif": "image/tiff",
-    ".tiff": "image/tiff", ".ico": "image/x-icon", ".mp3": "audio/mpeg", ".wav": "audio/wav",
-    ".ogg": "audio/ogg", ".flac": "audio/flac", ".m4a": "audio/mp4", ".aac": "audio/aac",
-    ".weba": "audio/webm",
-}
 
 PathArg = Annotated[str, Field(
     description=f"path relative to {DISPLAY_ROOT}, or absolute under it")]
@@ -149,7 +142,7 @@ def read_media_file(call: Call, path: PathArg) -> dict:
         raise ToolFailure(Code.RESOURCE_EXHAUSTED,
                           f"{shown} has {size} bytes; read_media_file reads at most "
                           f"{MAX_MEDIA_BYTES}")
-    mime = _MEDIA_TYPES.get(target.suffix.lower(), "application/octet-stream")
+    mime = content_type(target.name)
     data = base64.b64encode(target.read_bytes()).decode("ascii")
     result = {"mimeType": mime, "data": data}
     if len(dump_json(result)) > call.max_output_chars:
@@ -331,14 +324,9 @@ def directory_tree(call: Call, path: PathArg, excludePatterns: ExcludeArg = None
     text = _tree_text(entries, truncated)
     if len(text) <= call.max_output_chars:
         return text
-    lo, hi = 0, len(entries) - 1  # largest prefix that fits under the cap
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(_tree_text(entries[:mid], True)) <= call.max_output_chars:
-            lo = mid
-        else:
-            hi = mid - 1
-    return _tree_text(entries[:lo], True)
+    kept = most_that_fit(0, len(entries) - 1,
+                         lambda n: len(_tree_text(entries[:n], True)) <= call.max_output_chars)
+    return _tree_text(entries[:kept], True)
 
 
 @toolbox.tool(rw="read", core=True, narrow_hint="narrow the pattern or search a subfolder")

@@ -79,7 +79,8 @@ _VISIBLE = (
 
 def events_for(user_id: int, start: str | None, end: str | None) -> Listing:
     """The user's own events and those of their courses that overlap [start, end), by start."""
-    where, params = [_VISIBLE], [user_id, user_id]
+    where: list[str] = [_VISIBLE]
+    params: list[Any] = [user_id, user_id]
     if start is not None:
         where.append("coalesce(x.end_at, x.start_at) >= ?")
         params.append(start)

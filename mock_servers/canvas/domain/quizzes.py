@@ -295,6 +295,20 @@ def start_attempt(session: Session, quiz: Quiz, user_id: int, now_z: str) -> dic
             "started_at": row.started_at, "workflow_state": row.workflow_state}
 
 
+_LATEST_ATTEMPT = ("SELECT id, attempt, workflow_state, started_at, finished_at, score "
+                   "FROM canvas_quiz_submission WHERE quiz_id = ? AND user_id = ? "
+                   "ORDER BY attempt DESC, id DESC LIMIT 1")
+
+
+def latest_attempt_view(session: Session, quiz_id: int, user_id: int) -> dict[str, Any]:
+    """The user's latest attempt at a quiz; none yet: an `untaken` placeholder with id null."""
+    row = sql.run(session, _LATEST_ATTEMPT, (quiz_id, user_id)).fetchone()
+    sub_id, attempt, state, started_at, finished_at, score = row or (None, None, "untaken", None, None, None)
+    return {"id": sub_id, "quiz_id": quiz_id, "user_id": user_id, "attempt": attempt,
+            "workflow_state": state, "started_at": started_at, "finished_at": finished_at,
+            "score": score}
+
+
 def quiz_view(q: Quiz) -> dict[str, Any]:
     return {"id": q.id, "course_id": q.course_id, "title": q.title, "description": q.description,
             "quiz_type": q.quiz_type, "time_limit": q.time_limit,

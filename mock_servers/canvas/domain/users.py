@@ -137,7 +137,7 @@ def update_profile(session: Session, user: User, changes: dict[str, str]) -> Use
     if "time_zone" in changes:
         check_zone(changes["time_zone"])
     update_row(session, "canvas_user", user.id, changes, PROFILE_FIELDS)
-    return user._replace(**changes)
+    return user._replace(**changes)  # type: ignore[arg-type]
 
 
 def users_around(user: User) -> Listing:

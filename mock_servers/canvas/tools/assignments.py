@@ -19,7 +19,7 @@ from mock_servers.canvas.domain.assignments import (
     update_assignment,
 )
 from mock_servers.canvas.domain.base import BY_DUE, fetch_one, paged
-from mock_servers.canvas.domain.courses import course_items, in_course, is_student, require_active, require_staff
+from mock_servers.canvas.domain.courses import course_items, in_course, require_active
 from mock_servers.canvas.tools.common import (
     INSTANT,
     PAGE_SIZE,
@@ -30,11 +30,13 @@ from mock_servers.canvas.tools.common import (
     PerPage,
     Points,
     Str,
+    StudentId,
     access,
     given,
     now_z,
     paged_list,
     staff_write,
+    student_of,
     toolbox,
 )
 from mock_servers.core.errors import Code, ToolFailure, denied, invalid, not_found
@@ -111,21 +113,13 @@ def canvas_get_submission(
     call: Call,
     course_id: CourseId,
     assignment_id: AssignmentId,
-    user_id: Annotated[Id | None, Field(
-        description="Student id; default yourself (others: teachers only)")] = None,
+    user_id: StudentId = None,
 ) -> dict[str, Any]:
     """A student's submission for an assignment. Never submitted: workflow_state
     "unsubmitted" with id null. Only teachers, TAs and admins may read other students'."""
     found = access(call, course_id)
     assignment = in_course(call.session, ASSIGNMENTS, assignment_id, found, "assignment")
-    target = found.user.id if user_id is None else user_id
-    if target == found.user.id:
-        student = found.student
-    else:
-        require_staff(found, "read other students' submissions")
-        student = is_student(call.session, course_id, target)
-    if not student:
-        raise not_found(f"user {target} is not a student of course {course_id}")
+    target = student_of(call, found, user_id, "submissions")
     sub = submission_of(call.session, assignment_id, target)
     return submission_view(call.session, assignment, target, sub)
 

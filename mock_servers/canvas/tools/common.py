@@ -11,9 +11,15 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from loca.core.clock import iso_z
 from mock_servers.canvas.domain.base import MAX_POINTS
-from mock_servers.canvas.domain.courses import CourseAccess, course_access, require_active, require_staff
+from mock_servers.canvas.domain.courses import (
+    CourseAccess,
+    course_access,
+    is_student,
+    require_active,
+    require_staff,
+)
 from mock_servers.canvas.domain.users import User, current_user
-from mock_servers.core.errors import invalid
+from mock_servers.core.errors import invalid, not_found
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int, page_param, size_param
 
@@ -62,6 +68,7 @@ QuestionId = Annotated[Id, Field(description="Question id (of that quiz)")]
 TopicId = Annotated[Id, Field(description="Discussion topic or announcement id (of that course)")]
 ModuleId = Annotated[Id, Field(description="Module id (of that course)")]
 ItemId = Annotated[Id, Field(description="Module item id (of that module)")]
+StudentId = Annotated[Id | None, Field(description="Student id; default yourself (others: teachers only)")]
 Page = Annotated[Int, page_param(), Field(le=MAX_PAGE)]
 PerPage = Annotated[Int, size_param(PAGE_SIZE, MAX_PAGE_SIZE)]
 
@@ -86,6 +93,20 @@ def me(call: Call) -> User:
 def access(call: Call, course_id: int) -> CourseAccess:
     """The logged-in user inside a course they may enter."""
     return course_access(call.session, me(call), course_id)
+
+
+def student_of(call: Call, found: CourseAccess, user_id: int | None, what: str) -> int:
+    """The student whose `what` is read: the caller (None), or another student of the course
+    for teachers, TAs and admins; NOT_FOUND when that user is no student of the course."""
+    target = found.user.id if user_id is None else user_id
+    if target == found.user.id:
+        student = found.student
+    else:
+        require_staff(found, f"read other students' {what}")
+        student = is_student(call.session, found.course.id, target)
+    if not student:
+        raise not_found(f"user {target} is not a student of course {found.course.id}")
+    return target
 
 
 def staff_write(call: Call, course_id: int, action: str) -> CourseAccess:

@@ -18,6 +18,7 @@ from mock_servers.canvas.domain.quizzes import (
     add_quiz,
     delete_question,
     delete_quiz,
+    latest_attempt_view,
     question_in,
     question_views,
     quiz_view,
@@ -36,11 +37,13 @@ from mock_servers.canvas.tools.common import (
     QuestionId,
     QuizId,
     Str,
+    StudentId,
     access,
     given,
     now_z,
     paged_list,
     staff_write,
+    student_of,
     toolbox,
 )
 from mock_servers.core.errors import denied
@@ -155,6 +158,21 @@ def canvas_delete_quiz(call: Call, course_id: CourseId, quiz_id: QuizId) -> dict
     found = staff_write(call, course_id, "delete quizzes")
     delete_quiz(call.session, _quiz(call, found, quiz_id).id)
     return {"deleted": True, "quiz_id": quiz_id}
+
+
+@toolbox.tool(rw="read", core=True)
+def canvas_get_quiz_submission(
+    call: Call,
+    course_id: CourseId,
+    quiz_id: QuizId,
+    user_id: StudentId = None,
+) -> dict[str, Any]:
+    """A student's latest attempt at a quiz: workflow_state complete or pending_review once
+    turned in, untaken while in progress. Never started: workflow_state "untaken" with id,
+    attempt and times null. Only teachers, TAs and admins may read other students'."""
+    found = access(call, course_id)
+    quiz = _quiz(call, found, quiz_id)
+    return latest_attempt_view(call.session, quiz.id, student_of(call, found, user_id, "quiz submissions"))
 
 
 @toolbox.tool(rw="write")

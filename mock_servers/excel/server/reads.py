@@ -1,0 +1,225 @@
+"""Reading tools: workbook metadata, cell values page by page, merged ranges, range checks
+and data-validation rules. Reads share a parsed copy of each workbook (`WorkbookFile.cached`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Annotated, Any
+
+from openpyxl.utils import get_column_letter
+from pydantic import Field
+
+from mock_servers.core.errors import ToolFailure, invalid
+from mock_servers.core.output import dump_json, most_that_fit
+from mock_servers.core.toolkit import Call
+from mock_servers.core.types import Int
+from mock_servers.excel import layout
+from mock_servers.excel.server.base import (
+    FilePath,
+    OptionalEndCell,
+    SheetName,
+    StartCell,
+    cached_sheet,
+    toolbox,
+)
+from mock_servers.excel.workbook import (
+    Box,
+    SheetRows,
+    box,
+    extent,
+    json_value,
+    workbook_file,
+    worksheet,
+)
+
+PREVIEW_ROWS = 10
+
+
+def _sheet_info(ws: Any) -> dict[str, Any]:
+    used = extent(ws)
+    return {"name": ws.title, "dimensions": used.a1, "max_row": used.max_row,
+            "max_column": used.max_col}
+
+
+@toolbox.tool(rw="read", core=True)
+def get_workbook_metadata(
+    call: Call,
+    filepath: FilePath,
+    include_ranges: Annotated[bool, Field(
+        description="also list each sheet's Excel tables as `tables:[{name,range}]`")] = False,
+) -> dict:
+    """Describe a workbook: `{filename,sheets:[{name,dimensions,max_row,max_column}],size}`
+    with each worksheet's used range and the file size in bytes. With include_ranges=true each
+    sheet also carries `tables:[{name,range}]`."""
+    book = workbook_file(call, filepath)
+    size = book.path.stat().st_size
+    if include_ranges:
+        sheets = [_sheet_info(ws) | {"tables": [{"name": t.displayName, "range": t.ref}
+                                                for t in ws.tables.values()]}
+                  for ws in book.cached(call, read_only=False).wb.worksheets]
+    else:
+        sheets = [_sheet_info(ws) for ws in book.cached(call, read_only=True).wb.worksheets]
+    return {"filename": book.shown, "sheets": sheets, "size": size}
+
+
+@dataclass
+class _Page:
+    """Rows read from one window of a sheet; formula cells are filled in afterwards."""
+
+    sheet: str
+    window: Box
+    values: list[list[Any]]
+    formulas: list[tuple[int, int]] = field(default_factory=list)
+    uncalculated: list[tuple[int, str]] = field(default_factory=list)
+    has_more: bool = False
+
+    def drop_trailing_empty_rows(self) -> None:
+        formula_rows = {i for i, _ in self.formulas}
+        while self.values and len(self.values) - 1 not in formula_rows \
+                and all(v is None for v in self.values[-1]):
+            self.values.pop()
+
+    def result(self, rows: int | None = None) -> dict[str, Any]:
+        """The JSON answer; with `rows`, only that many rows, reported as cut by the cap."""
+        cut = rows is not None
+        window = self.window if rows is None else Box(
+            self.window.min_row, self.window.min_col, self.window.min_row + rows - 1,
+            self.window.max_col)
+        has_more = self.has_more or cut
+        out = {
+            "sheet_name": self.sheet,
+            "range": window.a1,
+            "values": self.values[:rows] if cut else self.values,
+            "uncalculated": [ref for row, ref in self.uncalculated if row <= window.max_row],
+            "has_more": has_more,
+            "next_start_cell": f"{get_column_letter(window.min_col)}{window.max_row + 1}"
+                               if has_more else None,
+        }
+        if cut:
+            out["notice"] = (f"output cap reached after {rows} rows; "
+                             "request the next page from next_start_cell")
+        return out
+
+
+def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
+    rows = sheet.iter_rows(area)
+    values: list[list[Any]] = []
+    formulas: list[tuple[int, int]] = []
+    for i, row in enumerate(islice(rows, per_page)):
+        line: list[Any] = []
+        for j, cell in enumerate(row):
+            if cell.data_type == "f":
+                formulas.append((i, j))
+                line.append(None)
+            else:
+                line.append(json_value(cell.value, cell.number_format))
+        values.append(line)
+    has_more = any(any(cell.value is not None for cell in row) for row in rows)
+    last = area.min_row + len(values) - 1 if values else area.max_row  # nothing stored there
+    window = Box(area.min_row, area.min_col, last, area.max_col)
+    return _Page(sheet.ws.title, window, values, formulas, has_more=has_more)
+
+
+def _fill_cached_values(sheet: SheetRows, page: _Page) -> None:
+    """Formula cells take the value a spreadsheet program cached in the file, if any."""
+    w = page.window
+    cached = list(sheet.iter_rows(w))
+    for i, j in page.formulas:
+        cell = cached[i][j]
+        value = json_value(cell.value, cell.number_format)
+        page.values[i][j] = value
+        if value is None:
+            page.uncalculated.append(
+                (w.min_row + i, f"{get_column_letter(w.min_col + j)}{w.min_row + i}"))
+
+
+def _within_cap(page: _Page, cap: int) -> dict[str, Any]:
+    full = page.result()
+    if len(dump_json(full)) <= cap or len(page.values) < 2:
+        return full
+    rows = most_that_fit(1, len(page.values) - 1, lambda n: len(dump_json(page.result(n))) <= cap)
+    return page.result(rows)  # reported as a cut page
+
+
+@toolbox.tool(rw="read", core=True)
+def read_data_from_excel(
+    call: Call,
+    filepath: FilePath,
+    sheet_name: SheetName,
+    start_cell: Annotated[str, Field(description="first cell to read (default A1)")] = "A1",
+    end_cell: Annotated[str | None, Field(
+        description="last cell to read (default: the sheet's last used row and column)")] = None,
+    preview_only: Annotated[bool, Field(
+        description=f"return at most the first {PREVIEW_ROWS} rows")] = False,
+    max_cells: Annotated[Int, Field(ge=1, le=20000,
+                                    description="cells per page (default 5000, max 20000)")] = 5000,
+) -> dict:
+    """Read cell values as `{sheet_name,range,values,uncalculated,has_more,next_start_cell}`:
+    `values` is a list of rows over the range (`range` = cells this page covers; trailing empty
+    rows are dropped). Pages hold at most max_cells cells (default 5000, max 20000); when
+    has_more is true, call again with start_cell=next_start_cell and the same end_cell. Dates
+    and times are ISO 8601 strings. A formula gives the value cached in the file; without one
+    it is null and its cell is listed in `uncalculated`."""
+    book = workbook_file(call, filepath)
+    start = box(start_cell)
+    parsed = book.cached(call, read_only=True)
+    ws = worksheet(parsed.wb, sheet_name, book)
+    if end_cell:
+        area = box(start_cell, end_cell)
+    else:
+        used = extent(ws)
+        area = Box(start.min_row, start.min_col, max(used.max_row, start.min_row),
+                   max(used.max_col, start.min_col))
+    per_page = max_cells // area.cols
+    if per_page == 0:
+        raise invalid(f"the range is {area.cols} columns wide, more than max_cells={max_cells}",
+                      hint="read fewer columns or raise max_cells")
+    page = _read_page(parsed.rows(ws), area,
+                      min(per_page, PREVIEW_ROWS) if preview_only else per_page)
+    if page.formulas:
+        values = book.cached(call, read_only=True, data_only=True)
+        _fill_cached_values(values.rows(values.wb[sheet_name]), page)
+    page.drop_trailing_empty_rows()
+    return _within_cap(page, call.max_output_chars)
+
+
+@toolbox.tool(rw="read")
+def get_merged_cells(call: Call, filepath: FilePath, sheet_name: SheetName) -> dict:
+    """List the merged ranges of a sheet as `{ranges:[...]}`, top to bottom, left to right."""
+    _, ws = cached_sheet(call, filepath, sheet_name)
+    return {"ranges": [m.a1 for m in layout.merged_boxes(ws)]}
+
+
+@toolbox.tool(rw="read")
+def validate_excel_range(
+    call: Call,
+    filepath: FilePath,
+    sheet_name: SheetName,
+    start_cell: StartCell,
+    end_cell: OptionalEndCell = None,
+) -> dict:
+    """Check that cell references form a valid range on the sheet and say whether it lies
+    inside the sheet's used data. Returns `{valid,range,message}` (range null when invalid)."""
+    book = workbook_file(call, filepath)
+    used = extent(worksheet(book.cached(call, read_only=True).wb, sheet_name, book))
+    try:
+        area = box(start_cell, end_cell)
+    except ToolFailure as exc:
+        return {"valid": False, "range": None, "message": exc.message}
+    inside = used.min_row <= area.min_row and used.min_col <= area.min_col \
+        and area.max_row <= used.max_row and area.max_col <= used.max_col
+    where = "inside" if inside else "not entirely inside"
+    return {"valid": True, "range": area.a1,
+            "message": f"{area.a1} is a valid range, {where} the used data {used.a1}"}
+
+
+@toolbox.tool(rw="read")
+def get_data_validation_info(call: Call, filepath: FilePath, sheet_name: SheetName) -> dict:
+    """List the sheet's data-validation rules (drop-down lists, number or date limits) as
+    `{rules:[{range,type,formula1,formula2,allow_blank}]}` in file order; type null means any
+    value."""
+    _, ws = cached_sheet(call, filepath, sheet_name)
+    return {"rules": [{"range": str(dv.sqref), "type": dv.type, "formula1": dv.formula1,
+                       "formula2": dv.formula2, "allow_blank": bool(dv.allow_blank)}
+                      for dv in ws.data_validations.dataValidation]}

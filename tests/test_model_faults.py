@@ -4,13 +4,11 @@ reason, and providers that never answer."""
 
 from __future__ import annotations
 
-import pytest
-
-pytest_plugins = ["tests.fake_llm"]
-
 import random
 import time
 from pathlib import Path
+
+import pytest
 
 from scaffolds.clients import OpenAICompatClient, RetryPolicy, Timeouts
 from scaffolds.clients.openai_wire import StreamAssembler, usage_from_wire

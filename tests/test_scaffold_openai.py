@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytest_plugins = ["tests.fake_llm"]
-pytest.register_assert_rewrite("tests.fake_llm")
-
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from scaffolds.clients import (
     GenerateRequest,

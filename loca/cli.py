@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from envs.core.registry import Task
 
+S = TypeVar("S")
 T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="LOCA gym: long-context agent environments of any size.")
@@ -73,9 +74,9 @@ def _table(*columns: str, title: str) -> Table:
     return Table(*columns, title=title)
 
 
-def _parsed(parse: Callable[[str], T], text: str) -> T:
+def _parsed(parse: Callable[[S], T], value: S) -> T:
     try:
-        return parse(text)
+        return parse(value)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -90,10 +91,17 @@ def _task(name: str) -> Task:
 
 
 def _check_agent(agent: str, task: Task) -> None:
-    """An agent the run can make for `task`: a scripted one of the task, or `openai:MODEL`."""
+    """An agent the run can make for `task`: a scripted one of the task, or `openai:MODEL` with
+    its API key set (without it every episode would end `llm_error`, and a resume skips those)."""
+    import os
+
+    from scaffolds.clients import API_KEY_ENV
     from scaffolds.oracles import agents as scripted_agents
 
     if agent.startswith("openai:") and len(agent) > len("openai:"):
+        if not os.environ.get(API_KEY_ENV):
+            raise typer.BadParameter(f"{agent} needs an API key in {API_KEY_ENV} (any placeholder "
+                                     f"for local servers that ignore keys)")
         return
     names = scripted_agents(task.name).names()
     if agent not in names:
@@ -249,22 +257,26 @@ def serve(
     transport: Annotated[str, typer.Option(help="stdio or http")] = "stdio",
     host: str = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8765,
-    allow_remote: Annotated[bool, typer.Option(help="allow a non-loopback --host")] = False,
+    allow_remote: Annotated[list[str] | None, typer.Option(
+        metavar="NAME", help="a host name or address clients may use besides loopback (repeat or "
+                             "comma-separate); needed to bind beyond loopback")] = None,
 ) -> None:
-    """Serve a world over MCP (stdio or streamable HTTP)."""
+    """Serve a world over MCP (stdio or streamable HTTP). Over HTTP, requests whose Host or
+    Origin names neither loopback nor an --allow-remote name are refused (421, 403)."""
     from loca.core.world import World
     from mock_servers import load_toolbox
     from mock_servers.gateway import Gateway
-    from mock_servers.serve import check_bind, run_app
+    from mock_servers.serve import check_bind, remote_names, run_app
 
-    _parsed(lambda t: check_bind(t, host, allow_remote), transport)
+    names = _parsed(remote_names, allow_remote)
+    _parsed(lambda t: check_bind(t, host, names), transport)
     loaded = World.load(world, complete=True)
     if server is None:
         task = _task(loaded.task)
         mcp = Gateway(loaded, task.spec.servers).mcp_app(instructions=task.spec.instruction(loaded))
     else:
         mcp = load_toolbox(server).build(loaded)
-    run_app(mcp, transport, host, port)
+    run_app(mcp, transport, host, port, names)
 
 
 @app.command()
@@ -280,6 +292,10 @@ def run(
     tool_filter: Annotated[str, typer.Option(
         help="all tools of the task's servers, core (P1 tools of the seed tasks) or task (its allow-list)")] = "all",
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
+    connect_timeout: Annotated[float | None, typer.Option(
+        help="seconds to wait for a connection to the model provider")] = None,
+    response_timeout: Annotated[float | None, typer.Option(
+        help="seconds to wait for a streamed model reply to start")] = None,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
@@ -288,6 +304,7 @@ def run(
     from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
+    from scaffolds.clients import Timeouts
 
     names = list(all_tasks()) if tasks == "all" else \
         list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
@@ -296,9 +313,11 @@ def run(
     for name in names:
         _check_agent(agent, _task(name))
     try:
+        timeouts = {"connect_s": connect_timeout, "response_s": response_timeout}
         config = RunConfig(tasks=names, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
-                           tool_filter=tool_filter)
+                           tool_filter=tool_filter,
+                           timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}))
     except ValidationError as exc:
         raise typer.BadParameter("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                            for e in exc.errors())) from None

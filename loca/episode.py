@@ -1,4 +1,8 @@
-"""One episode of a run: the task's env, the agent's model client, the agent loop, one record."""
+"""One episode of a run: the task's env, the agent's model client, the agent loop, one record.
+
+Everything from the start of an episode to its record is guarded: an env that cannot be made is
+`env_setup_error`, a model client that cannot be made is `llm_error`, anything else unexpected is
+`harness_error`; the error goes into the record and the run goes on."""
 
 from __future__ import annotations
 
@@ -10,18 +14,19 @@ import gymnasium as gym
 
 import envs  # noqa: F401  (registers the gymnasium ids)
 from envs.core.registry import Task, get_task
-from loca.runner import Episode, RunConfig
-from scaffolds.clients import ScriptedClient, client_from_agent_string
+from loca.runner import Episode, RunConfig, failure_record
+from scaffolds.clients import ScriptedClient, Timeouts, client_from_agent_string
 from scaffolds.clients.base import ModelClient
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.loop import AgentLoop
 from scaffolds.oracles import agents
 
 
-def make_client(agent: str, task: Task, base_url: str | None = None) -> ModelClient:
+def make_client(agent: str, task: Task, base_url: str | None = None,
+                timeouts: Timeouts | None = None) -> ModelClient:
     """`oracle`, `noop`, `mutant:NAME` (scripted) or `openai:MODEL`."""
     if agent.startswith("openai:"):
-        return client_from_agent_string(agent, base_url=base_url)
+        return client_from_agent_string(agent, base_url=base_url, timeouts=timeouts)
     scripted = agents(task.name)
     if agent not in scripted.names():
         raise ValueError(f"unknown agent {agent!r} for {task.name}; "
@@ -31,9 +36,15 @@ def make_client(agent: str, task: Task, base_url: str | None = None) -> ModelCli
 
 async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
     task = get_task(episode.task)
-    env = gym.make(task.spec.env_id, length=episode.length, naming=config.naming,
-                   tool_filter=config.tool_filter).unwrapped
-    client = make_client(episode.agent, task, config.base_url)
+    try:  # the env holds nothing until it is reset, so a failure below needs no clean-up
+        env = gym.make(task.spec.env_id, length=episode.length, naming=config.naming,
+                       tool_filter=config.tool_filter).unwrapped
+    except Exception as exc:
+        return failure_record(episode, "env_setup_error", exc)
+    try:
+        client = make_client(episode.agent, task, config.base_url, config.timeouts)
+    except Exception as exc:
+        return failure_record(episode, "llm_error", exc)
     agent_config = AgentConfig(limits=Limits(max_turns=config.max_turns,
                                              max_tool_calls=config.max_tool_calls))
     try:
@@ -65,6 +76,9 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
 
 
 def run_episode(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
-    """Synchronous entry point (also used in worker processes)."""
-    episode_dir.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(play(episode, episode_dir, config))
+    """Synchronous entry point (also used in worker processes); only cancellation raises."""
+    try:
+        episode_dir.mkdir(parents=True, exist_ok=True)
+        return asyncio.run(play(episode, episode_dir, config))
+    except Exception as exc:
+        return failure_record(episode, "harness_error", exc)

@@ -3,7 +3,9 @@
 The run directory holds `run.json` (resolved config), `manifest.jsonl` (the plan), one folder per
 episode (`episodes/<id>/`: its world, trajectory and `result.json`, whose presence means done),
 `episodes.jsonl` (one record per finished episode) and `summary.json`. Rerunning the same command
-on the same directory resumes it: finished episodes are skipped, unfinished ones start over."""
+on the same directory resumes it: finished episodes are skipped, unfinished ones start over.
+An episode that fails in any way but cancellation or the loss of its worker process still ends
+with a record (`harness_error` when nothing more precise applies), and the run goes on."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import json
 import os
 import shutil
 import socket
+import traceback
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from loca import __version__
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
+from scaffolds.clients import Timeouts
 
 LOCK_FILE = ".lock"
 
@@ -48,6 +53,9 @@ class RunConfig(BaseModel):
     max_tool_calls: int = 500
     naming: Literal["prefixed", "dedup", "bare"] = "prefixed"
     tool_filter: Literal["all", "core", "task"] = "all"
+    timeouts: Timeouts = Timeouts()
+    """Model-call timeouts; they decide how soon a dead provider is given up, not a result, so
+    they stay out of the digest and a run may resume with others."""
 
     @field_validator("tasks", "lengths", "seeds")
     @classmethod
@@ -62,7 +70,7 @@ class RunConfig(BaseModel):
         return list(dict.fromkeys(values))
 
     def digest(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(self.model_dump_json(exclude={"timeouts"}).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,15 @@ class Episode:
     def to_dict(self) -> dict[str, Any]:
         return {"episode_id": self.episode_id, "task": self.task, "length": label(self.length),
                 "target_tokens": self.length, "seed": self.seed, "agent": self.agent}
+
+
+def failure_record(episode: Episode, terminal_state: str, exc: BaseException) -> dict[str, Any]:
+    """The record of an episode that ended by an exception outside the agent loop: ungraded,
+    scoring 0, with the error (class, message, traceback) for diagnosis."""
+    return {**episode.to_dict(), "terminal_state": terminal_state, "graded": False,
+            "success": False, "reward": 0.0, "checks": [], "metrics": None,
+            "error": {"class": type(exc).__name__, "message": str(exc),
+                      "traceback": "".join(traceback.format_exception(exc))}}
 
 
 def plan(config: RunConfig) -> list[Episode]:
@@ -208,10 +225,14 @@ def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: 
             todo.append(episode)
         elif episode.episode_id not in logged:
             run.record(done)
-    for result in _results(todo, run, config, run_episode, processes):
-        write_text_atomic(run.result_path(Episode(result["task"], result["target_tokens"],
-                                                  result["seed"], result["agent"])),
-                          json.dumps(result, indent=1) + "\n")
+    for episode, result in _results(todo, run, config, run_episode, processes):
+        try:
+            text = json.dumps(result, indent=1)
+        except (TypeError, ValueError) as exc:  # a record that cannot be stored is a bug
+            result = failure_record(episode, "harness_error", exc)
+            text = json.dumps(result, indent=1)
+        run.episode_dir(episode).mkdir(parents=True, exist_ok=True)
+        write_text_atomic(run.result_path(episode), text + "\n")
         run.record(result)
         if on_result:
             on_result(result)
@@ -222,12 +243,24 @@ def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: 
 
 
 def _results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: EpisodeFn,
-             processes: int) -> Iterator[dict[str, Any]]:
+             processes: int) -> Iterator[tuple[Episode, dict[str, Any]]]:
+    """(episode, record) as episodes finish; an episode function that raises gives a
+    `harness_error` record. Cancellation and a lost worker process stop the run (resumable)."""
     if processes <= 1:
         for episode in todo:
-            yield run_episode(episode, run.episode_dir(episode), config)
+            try:
+                yield episode, run_episode(episode, run.episode_dir(episode), config)
+            except Exception as exc:
+                yield episode, failure_record(episode, "harness_error", exc)
         return
     with ProcessPoolExecutor(max_workers=processes) as pool:
-        futures = [pool.submit(run_episode, e, run.episode_dir(e), config) for e in todo]
+        futures: dict[Future[dict[str, Any]], Episode] = {
+            pool.submit(run_episode, e, run.episode_dir(e), config): e for e in todo}
         for future in as_completed(futures):
-            yield future.result()
+            episode = futures[future]
+            try:
+                yield episode, future.result()
+            except BrokenProcessPool:
+                raise
+            except Exception as exc:
+                yield episode, failure_record(episode, "harness_error", exc)

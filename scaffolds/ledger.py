@@ -1,10 +1,12 @@
 """The episode ledger: an append-only event log streamed to `trajectory.jsonl` (spec §3.1, §5.2).
 
 Each event is `{seq, t_wall, t_mono, type, payload}`; the times are diagnostics only. The first
-event is the header. Events are flushed to the OS as they are written. `commit` (once per turn)
-starts an fsync in a background thread unless the previous one is still running, so the disk
-flush overlaps the next model call instead of adding to every turn; `close` waits for it and
-fsyncs a last time. Nothing is rewritten or deleted.
+event is the header. Events are flushed to the OS as they are written, one JSON line each in
+UTF-8; text UTF-8 cannot carry (a lone surrogate a model emitted) is written as a JSON `\\u`
+escape, so the event reads back exactly as it was. `commit` (once per turn) starts an fsync in
+a background thread unless the previous one is still running, so the disk flush overlaps the
+next model call instead of adding to every turn; `close` waits for it and fsyncs a last time.
+Nothing is rewritten or deleted.
 """
 
 from __future__ import annotations
@@ -43,14 +45,14 @@ class Ledger:
         """Running sum of `tokens` over `messages`, kept so request sizes are O(1) to predict."""
         self._seen_call_ids: set[str] = set()
         self._sync: Future[None] | None = None
-        self._file = path.open("w", encoding="utf-8")
+        self._file = path.open("wb")
         self.record("header", header)
 
     def record(self, type_: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Append one event and flush it to the file."""
         event = {"seq": len(self.events), "t_wall": time.time(), "t_mono": time.monotonic(),
                  "type": type_, "payload": payload}
-        self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        self._file.write(_encoded(event))
         self._file.flush()
         self.events.append(event)
         return event
@@ -92,6 +94,14 @@ class Ledger:
         if self._sync is not None:
             sync, self._sync = self._sync, None
             sync.result()
+
+
+def _encoded(event: Mapping[str, Any]) -> bytes:
+    """One ledger line; non-ASCII text stays readable unless the event holds a lone surrogate."""
+    try:
+        return (json.dumps(event, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(event, default=str) + "\n").encode("ascii")
 
 
 @dataclass(frozen=True)

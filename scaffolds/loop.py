@@ -38,7 +38,7 @@ from scaffolds.messages import (
     tool_message,
     user_message,
 )
-from scaffolds.metrics import episode_metrics
+from scaffolds.metrics import EpisodeMetrics, episode_metrics
 from scaffolds.prompts import get_prompt
 from scaffolds.result import AGENT_STATES, EpisodeError, EpisodeResult, TerminalState
 
@@ -468,6 +468,10 @@ class _Episode:
     def _finish(self, outcome: _Outcome, diagnostic: dict[str, Any] | None,
                 diagnostic_error: Exception | None, close_error: Exception | None) -> EpisodeResult:
         ledger = self.ledger
+        try:
+            metrics = episode_metrics(ledger.events)
+        except Exception as exc:  # a bug, but the episode still ends in a recorded state
+            outcome, metrics = _Outcome("harness_error", error=exc), EpisodeMetrics()
         verdict = outcome.verdict if outcome.graded else None
         if verdict is not None:
             success = bool(verdict.get("passed"))
@@ -488,7 +492,7 @@ class _Episode:
         return EpisodeResult(
             terminal_state=outcome.state, graded=outcome.graded, success=success,
             reward=outcome.reward, verdict=verdict, diagnostic=diagnostic,
-            metrics=episode_metrics(ledger.events), error=error, env=self.env_info,
+            metrics=metrics, error=error, env=self.env_info,
             timings=self.timings, config_hash=self.config.config_hash(),
             prompts=self._prompts_used(), trajectory_path=str(ledger.path),
         )

@@ -7,6 +7,7 @@ assigns `mid`, `turn` and `tokens` when it appends them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -102,6 +103,22 @@ class Message:
     def is_empty(self) -> bool:
         """An assistant reply with neither text nor tool calls."""
         return not self.tool_calls and not self.text.strip()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def join_surrogate_pairs(text: str) -> str:
+    """`text` with surrogate pairs made whole again (a pair split across streamed chunks arrives
+    as two lone surrogates); a surrogate without its partner is kept."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def utf8_safe(text: str) -> str:
+    """`text` as it can be sent in UTF-8: each lone surrogate becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -12,6 +12,8 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers.core.db import Database
 
+pytest_plugins = ["tests.fake_llm"]  # the fake OpenAI-compatible server and its fixtures
+
 
 @pytest.fixture
 def make_world(tmp_path: Path) -> Callable[..., tuple[World, Database]]:

@@ -1,9 +1,11 @@
 """A fake OpenAI chat-completions server on 127.0.0.1, and the pytest fixture `fake_llm`.
 
 Register it in a test module with `pytest_plugins = ["tests.fake_llm"]`. Tests queue replies
-(`fake_llm.push(...)`), point a real SDK client at `fake_llm.base_url`, and inspect the JSON
-bodies it received in `fake_llm.requests`. Each reply answers one request, as JSON or as SSE
-when the request asked for `stream: true`. With the queue empty the server answers 400.
+(`fake_llm.push(...)`), point a real SDK client at `fake_llm.base_url` (the `make_client`
+fixture makes them, with recorded instead of real waits), and inspect the JSON bodies it
+received in `fake_llm.requests`. Each reply answers one request, as JSON or as SSE
+when the request asked for `stream: true`. With the queue empty the server answers 400. Bodies
+are written with JSON escapes for anything outside ASCII, so replies may carry lone surrogates.
 """
 
 from __future__ import annotations
@@ -12,22 +14,27 @@ import asyncio
 import collections
 import email.utils
 import json
+import random
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 import pytest
+import pytest_asyncio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from scaffolds.clients import OpenAICompatClient
+
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+FIXED_NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the wall clock seen by Retry-After dates
 
 
 @dataclass(frozen=True)
@@ -41,16 +48,23 @@ class Completion:
     usage: dict[str, Any] | None = field(default_factory=lambda: dict(DEFAULT_USAGE))
     reasoning: str | None = None
     reasoning_field: str = "reasoning_content"
+    call_index: bool = True
+    """Streamed tool-call deltas carry `index`; False leaves it out, as some providers do."""
 
 
 @dataclass(frozen=True)
 class Fault:
-    """A failure: an HTTP error status, a body that is not JSON, or a reply without choices."""
+    """A failure: an HTTP error status, a body that is not JSON, a reply without choices, an
+    error inside a 200 response, a stream cut off before its finish reason, or a stall."""
 
-    kind: Literal["http", "malformed", "empty_choices"]
+    kind: Literal["http", "malformed", "empty_choices", "error_body", "cut_off", "stall"]
     status: int = 500
+    """HTTP status; for `error_body`, the `code` inside the body (0: no code)."""
     message: str = "fake failure"
     headers: dict[str, str] = field(default_factory=dict)
+    stall_s: float = 0.0
+    after_headers: bool = False
+    """`stall`: send the response headers first (streamed requests), then stay silent."""
 
 
 Reply = Completion | Fault
@@ -65,10 +79,10 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None,
 
 def completion(text: str | None = None, *calls: dict[str, Any], finish_reason: str | None = None,
                usage: dict[str, Any] | None = None, reasoning: str | None = None,
-               reasoning_field: str = "reasoning_content") -> Completion:
+               reasoning_field: str = "reasoning_content", call_index: bool = True) -> Completion:
     return Completion(text=text, tool_calls=calls, finish_reason=finish_reason,
                       usage=usage if usage is not None else dict(DEFAULT_USAGE),
-                      reasoning=reasoning, reasoning_field=reasoning_field)
+                      reasoning=reasoning, reasoning_field=reasoning_field, call_index=call_index)
 
 
 def http_error(status: int, message: str = "fake failure", *, retry_after: float | None = None,
@@ -90,6 +104,23 @@ def malformed() -> Fault:
 
 def empty_choices() -> Fault:
     return Fault("empty_choices")
+
+
+def error_body(message: str = "upstream model failed", code: int | None = 502) -> Fault:
+    """HTTP 200 whose body (or, streamed, whose second event) is `{"error": {message, code}}`."""
+    return Fault("error_body", status=code or 0, message=message)
+
+
+def cut_off() -> Fault:
+    """Streamed: some text, then the connection closes cleanly with no finish reason and no
+    `[DONE]`; not streamed: a body cut off mid-JSON."""
+    return Fault("cut_off")
+
+
+def stall(seconds: float, *, after_headers: bool = False) -> Fault:
+    """Say nothing for `seconds` (then answer 504), as a hung provider does; with
+    `after_headers`, a streamed request gets its headers first."""
+    return Fault("stall", status=504, stall_s=seconds, after_headers=after_headers)
 
 
 class FakeLLM:
@@ -126,21 +157,49 @@ class FakeLLM:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         model = body.get("model", "fake")
         if isinstance(reply, Fault):
-            return _fault_response(reply, stream, model, headers)
+            return await _fault_response(reply, stream, model, headers)
         if stream:
             return StreamingResponse(_sse(_chunks(reply, model, include_usage)),
                                      media_type="text/event-stream", headers=headers)
-        return JSONResponse(_whole(reply, model), headers=headers)
+        return _json(_whole(reply, model), headers=headers)
+
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps(body), status_code=status, headers=headers,
+                    media_type="application/json")
 
 
 def _error_response(status: int, message: str, headers: dict[str, str]) -> Response:
-    return JSONResponse({"error": {"message": message, "type": "fake_error", "code": None}},
-                        status_code=status, headers=headers)
+    return _json({"error": {"message": message, "type": "fake_error", "code": None}},
+                 status, headers)
 
 
-def _fault_response(fault: Fault, stream: bool, model: str, headers: dict[str, str]) -> Response:
+async def _fault_response(fault: Fault, stream: bool, model: str,
+                          headers: dict[str, str]) -> Response:
     if fault.kind == "http":
         return _error_response(fault.status, fault.message, {**headers, **fault.headers})
+    if fault.kind == "error_body":
+        error = {"message": fault.message, "code": fault.status or None}
+        if stream:
+            first = _chunk(model, [{"index": 0, "delta": {"role": "assistant"},
+                                    "finish_reason": None}])
+            return StreamingResponse(_sse([first, {"error": error}]),
+                                     media_type="text/event-stream", headers=headers)
+        return _json({"error": error}, headers=headers)
+    if fault.kind == "cut_off":
+        if stream:
+            first = _chunk(model, [{"index": 0, "delta": {"content": "The answer is"},
+                                    "finish_reason": None}])
+            return StreamingResponse(_raw_sse([json.dumps(first)], done=False),
+                                     media_type="text/event-stream", headers=headers)
+        return Response(json.dumps(_whole(Completion("The answer is 12."), model))[:60],
+                        media_type="application/json", headers=headers)
+    if fault.kind == "stall":
+        if stream and fault.after_headers:
+            return StreamingResponse(_silence(fault.stall_s), media_type="text/event-stream",
+                                     headers=headers)
+        await asyncio.sleep(fault.stall_s)
+        return _error_response(fault.status, "stalled", headers)
     if fault.kind == "malformed":
         if stream:
             return StreamingResponse(_raw_sse(['{"id": "chatcmpl-fake", "choices": [']),
@@ -150,8 +209,8 @@ def _fault_response(fault: Fault, stream: bool, model: str, headers: dict[str, s
     if stream:
         return StreamingResponse(_sse([_chunk(model, [], usage=DEFAULT_USAGE)]),
                                  media_type="text/event-stream", headers=headers)
-    return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-                         "model": model, "choices": [], "usage": DEFAULT_USAGE}, headers=headers)
+    return _json({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+                  "model": model, "choices": [], "usage": DEFAULT_USAGE}, headers=headers)
 
 
 def _finish_reason(reply: Completion) -> str:
@@ -206,10 +265,11 @@ def _chunks(reply: Completion, model: str, include_usage: bool) -> Iterator[dict
     for piece in _halves(reply.text or ""):
         yield delta(content=piece)
     for index, call in enumerate(reply.tool_calls):
-        yield delta(tool_calls=[{"index": index, "id": _call_id(call, index), "type": "function",
+        where = {"index": index} if reply.call_index else {}
+        yield delta(tool_calls=[{**where, "id": _call_id(call, index), "type": "function",
                                  "function": {"name": call["name"], "arguments": ""}}])
         for piece in _halves(call["arguments"]):
-            yield delta(tool_calls=[{"index": index, "function": {"arguments": piece}}])
+            yield delta(tool_calls=[{**where, "function": {"arguments": piece}}])
     yield _chunk(model, [{"index": 0, "delta": {}, "finish_reason": _finish_reason(reply)}])
     if include_usage and reply.usage is not None:
         yield _chunk(model, [], usage=reply.usage)
@@ -220,10 +280,15 @@ async def _sse(chunks: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> Async
         yield line
 
 
-async def _raw_sse(datas: list[str]) -> AsyncIterator[bytes]:
-    for data in [*datas, "[DONE]"]:
+async def _raw_sse(datas: list[str], *, done: bool = True) -> AsyncIterator[bytes]:
+    for data in [*datas, "[DONE]"] if done else datas:
         yield f"data: {data}\n\n".encode()
         await asyncio.sleep(0)
+
+
+async def _silence(seconds: float) -> AsyncIterator[bytes]:
+    await asyncio.sleep(seconds)
+    yield b""
 
 
 class _ServerThread:
@@ -271,3 +336,35 @@ def fake_llm(_fake_llm_server: FakeLLM) -> Iterator[FakeLLM]:
     _fake_llm_server.reset()
     yield _fake_llm_server
     _fake_llm_server.reset()
+
+
+class SleepRecorder:
+    """Stands in for `asyncio.sleep`: records waits, never sleeps."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+MakeClient = Callable[..., OpenAICompatClient]
+
+
+@pytest_asyncio.fixture
+async def make_client(fake_llm: FakeLLM) -> AsyncIterator[MakeClient]:
+    """Makes real SDK clients against the fake server (closed after the test)."""
+    clients: list[OpenAICompatClient] = []
+
+    def make(*, stream: bool = True, sleep: SleepRecorder | None = None,
+             **options: Any) -> OpenAICompatClient:
+        client = OpenAICompatClient("fake-model", api_key="sk-test", base_url=fake_llm.base_url,
+                                    stream=stream, sleep=sleep or SleepRecorder(),
+                                    rng=random.Random(7), wall_clock=lambda: FIXED_NOW,
+                                    **options)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.aclose()

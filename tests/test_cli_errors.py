@@ -37,6 +37,7 @@ BAD = [
     (["serve", "--port", "70000"], "--port"),
     (["serve", "--transport", "carrier-pigeon"], "transport"),
     (["serve", "--world", "{tmp}", "--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
+    (["serve", "--world", "{tmp}", "--transport", "http", "--allow-remote", "*"], "host names"),
     (["run", "--lengths", ""], "no lengths"),
     (["run", "--lengths", "8000000k"], "out of range"),
     (["run", "--lengths", "eight"], "bad length"),
@@ -50,6 +51,8 @@ BAD = [
     (["run", "--out", "{file}", "--lengths", "8k", "--seeds", "0"], "is a file"),
     (["run", "--processes", "x"], "--processes"),
     (["run", "--tool-filter", "most"], "tool_filter"),
+    (["run", "--connect-timeout", "0"], "connect_s"),
+    (["run", "--response-timeout", "-1"], "response_s"),
     (["validate", "nope"], "unknown task"),
     (["agents", "nope"], "unknown task"),
     (["generate", "nope", "--out", "{tmp}/w"], "unknown task"),
@@ -72,6 +75,13 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(argv: list[str], says: str, t
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "empty") == before
     assert not list((tmp_path / "empty").iterdir())  # a refused serve created no state.sqlite
     assert not_a_world.joinpath("world.json").read_text() == "{broken"
+
+
+def test_an_llm_agent_needs_its_api_key_before_the_run_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    line = _fails(["run", "--agent", "openai:some-model", "--out", str(tmp_path / "run")], capsys)
+    assert "OPENAI_API_KEY" in line and not (tmp_path / "run").exists()
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:

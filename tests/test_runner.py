@@ -98,3 +98,78 @@ def test_openai_agent_end_to_end_against_a_fake_server(tmp_path, fake_llm, monke
     third = fake_llm.requests[2]
     assert [m["role"] for m in third["messages"]][-2:] == ["tool", "tool"]
     assert "no tool named 'no_such_tool'" in third["messages"][-1]["content"]
+
+
+def test_a_bad_episode_is_recorded_and_the_run_goes_on(tmp_path, config_for, monkeypatch):
+    """An exception anywhere in an episode ends it as a recorded `harness_error`; the other
+    episodes run, and a resume runs none of them again."""
+    from scaffolds.loop import AgentLoop
+
+    calls: list[int] = []
+    real_run = AgentLoop.run
+
+    async def flaky_run(self, seed, options, episode_dir):  # type: ignore[no-untyped-def]
+        calls.append(seed)
+        if seed == 0:
+            raise RuntimeError("boom in the loop")
+        return await real_run(self, seed, options, episode_dir)
+
+    monkeypatch.setattr(AgentLoop, "run", flaky_run)
+    out = tmp_path / "run"
+    summary = execute(config_for("noop"), out, run_episode)
+    bad, good = _lines(out)
+    assert bad["terminal_state"] == "harness_error" and not bad["success"]
+    assert bad["error"]["class"] == "RuntimeError" and "boom in the loop" in bad["error"]["traceback"]
+    assert good["terminal_state"] == "claimed_done"
+    assert summary["episodes"] == summary["finished"] == 2
+    assert summary["by_terminal_state"] == {"claimed_done": 1, "harness_error": 1}
+    assert execute(config_for("noop"), out, run_episode) == summary and calls == [0, 1]
+
+
+def test_an_episode_function_that_raises_or_returns_junk_is_recorded(tmp_path, config_for):
+    def episode_fn(episode, episode_dir, config):  # type: ignore[no-untyped-def]
+        if episode.seed == 0:
+            raise ValueError("episode function failed")
+        return {**episode.to_dict(), "terminal_state": "claimed_done", "success": True,
+                "unstorable": object()}
+
+    summary = execute(config_for("noop"), tmp_path / "run", episode_fn)
+    records = _lines(tmp_path / "run")
+    assert [r["terminal_state"] for r in records] == ["harness_error", "harness_error"]
+    assert "episode function failed" in records[0]["error"]["message"]
+    assert records[1]["error"]["class"] == "TypeError" and summary["passed"] == 0
+
+
+def test_a_client_that_cannot_be_made_is_an_llm_error(tmp_path, config_for, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    execute(config_for("openai:fake-model", base_url="http://127.0.0.1:9/v1"), tmp_path / "run",
+            run_episode)
+    records = _lines(tmp_path / "run")
+    assert [r["terminal_state"] for r in records] == ["llm_error", "llm_error"]
+    assert "OPENAI_API_KEY" in records[0]["error"]["message"]
+
+
+def test_a_usage_block_with_words_for_numbers_does_not_stop_the_run(tmp_path, fake_llm,
+                                                                     monkeypatch, config_for):
+    from tests.fake_llm import completion
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    fake_llm.push(completion("Done.", usage={"prompt_tokens": 100, "completion_tokens": "many"}),
+                  completion("Done."))
+    summary = execute(config_for("openai:fake-model", base_url=fake_llm.base_url),
+                      tmp_path / "run", run_episode)
+    first, second = _lines(tmp_path / "run")
+    assert first["terminal_state"] == second["terminal_state"] == "final_text"
+    assert not first["metrics"]["usage_reported"] and second["metrics"]["usage_reported"]
+    assert summary["finished"] == 2
+
+
+def test_timeouts_are_recorded_but_do_not_change_the_run(tmp_path, config_for):
+    from scaffolds.clients import Timeouts
+
+    quick = config_for("noop", timeouts=Timeouts(connect_s=2, response_s=5))
+    assert quick.digest() == config_for("noop").digest()
+    execute(quick, tmp_path / "run", run_episode)
+    run_json = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run_json["config"]["timeouts"]["connect_s"] == 2
+    execute(config_for("noop"), tmp_path / "run", run_episode)  # resumes under other timeouts

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytest_plugins = ["tests.fake_llm"]
-pytest.register_assert_rewrite("tests.fake_llm")
-
-import random
-from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest_asyncio
+import pytest
 
 from scaffolds.clients import (
     GenerateRequest,
@@ -28,7 +21,10 @@ from scaffolds.ledger import read_trajectory
 from scaffolds.loop import AgentLoop
 from scaffolds.messages import user_message
 from tests.fake_llm import (
+    FIXED_NOW,
     FakeLLM,
+    MakeClient,
+    SleepRecorder,
     completion,
     empty_choices,
     http_error,
@@ -36,39 +32,6 @@ from tests.fake_llm import (
     tool_call,
 )
 from tests.test_scaffold_loop import EXPECTED, FakeEnv, assert_paired
-
-FIXED_NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the wall clock seen by Retry-After dates
-
-
-class SleepRecorder:
-    """Stands in for `asyncio.sleep`: records waits, never sleeps."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
-
-
-MakeClient = Callable[..., OpenAICompatClient]
-
-
-@pytest_asyncio.fixture
-async def make_client(fake_llm: FakeLLM) -> AsyncIterator[MakeClient]:
-    clients: list[OpenAICompatClient] = []
-
-    def make(*, stream: bool = True, sleep: SleepRecorder | None = None,
-             **options: Any) -> OpenAICompatClient:
-        client = OpenAICompatClient("fake-model", api_key="sk-test", base_url=fake_llm.base_url,
-                                    stream=stream, sleep=sleep or SleepRecorder(),
-                                    rng=random.Random(7), wall_clock=lambda: FIXED_NOW,
-                                    **options)
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        await client.aclose()
 
 
 def request(**sampling: Any) -> GenerateRequest:

@@ -20,15 +20,18 @@ from scaffolds.clients.retry import Retrier, RetryPolicy
 from scaffolds.clients.scripted import GeneratorPolicy, ScriptedClient
 
 __all__ = [
-    "Attempt", "AttemptError", "GenerateRequest", "GenerateResult", "GeneratorPolicy",
-    "LLMCallError", "ModelClient", "OpenAICompatClient", "Retrier", "RetryPolicy", "Sampling",
-    "ScriptedClient", "Timeouts", "Usage",
+    "API_KEY_ENV", "Attempt", "AttemptError", "GenerateRequest", "GenerateResult",
+    "GeneratorPolicy", "LLMCallError", "ModelClient", "OpenAICompatClient", "Retrier",
+    "RetryPolicy", "Sampling", "ScriptedClient", "Timeouts", "Usage",
     "client_from_agent_string",
 ]
 
+API_KEY_ENV = "OPENAI_API_KEY"
+"""Where `openai:MODEL` agents find their API key unless told otherwise."""
+
 
 def client_from_agent_string(agent: str, base_url: str | None = None,
-                             api_key_env: str = "OPENAI_API_KEY",
+                             api_key_env: str = API_KEY_ENV,
                              **options: Any) -> OpenAICompatClient:
     """Build a client for `openai:MODEL`; `options` go to `OpenAICompatClient`.
 

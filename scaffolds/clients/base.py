@@ -94,12 +94,14 @@ class AttemptError(Exception):
     """One failed attempt, already classified; raised by a client's single-attempt code."""
 
     def __init__(self, error_class: ErrorClass, message: str, *, status: int | None = None,
-                 retry_after_s: float | None = None) -> None:
+                 retry_after_s: float | None = None, unanswered: bool = False) -> None:
         super().__init__(message)
         self.error_class = error_class
         self.message = message
         self.status = status
         self.retry_after_s = retry_after_s
+        self.unanswered = unanswered
+        """Nothing at all came back: no connection, no response, no streamed chunk."""
 
 
 class LLMCallError(Exception):

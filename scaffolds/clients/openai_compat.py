@@ -2,6 +2,8 @@
 
 Covers OpenAI, vLLM, SGLang, DeepSeek and OpenRouter through `base_url`. The SDK's own retries
 are off (`max_retries=0`): the shared `Retrier` does all retrying so every attempt is counted.
+A reply is only accepted whole: an error inside a 200 response, a stream that ends without a
+finish reason and data of an unexpected shape are failed attempts, retried per policy.
 """
 
 from __future__ import annotations
@@ -9,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,25 +27,36 @@ from scaffolds.clients.base import (
     Usage,
 )
 from scaffolds.clients.openai_wire import (
+    ProviderError,
     ReasoningEcho,
     StreamAssembler,
-    message_from_wire,
     provider_cost,
+    reply_from_wire,
     usage_from_wire,
     wire_messages,
     wire_tools,
 )
 from scaffolds.clients.retry import Retrier, RetryPolicy, Sleep, classify_status, parse_retry_after
-from scaffolds.messages import Message, assistant_message
+from scaffolds.messages import Message
+
+T = TypeVar("T")
 
 
 class Timeouts(BaseModel):
+    """Per attempt. With the retry policy's `unanswered_budget_s`, the defaults give up on a
+    provider that refuses connections, cannot be reached or never starts a response within a
+    minute (`test_defaults_give_up_on_a_dead_provider_within_a_minute`)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     connect_s: float = Field(default=10.0, gt=0)
+    response_s: float = Field(default=30.0, gt=0)
+    """Streamed calls: from sending the request to the response headers. A live server starts
+    the stream at once (prompt processing comes after), so this stays short."""
     read_s: float = Field(default=600.0, gt=0)
+    """Calls without streaming: the whole reply comes at once, so this must cover generation."""
     stream_idle_s: float = Field(default=180.0, gt=0)
-    """Longest gap between two streamed chunks."""
+    """Longest gap between two streamed chunks (the first one comes after prompt processing)."""
     attempt_s: float = Field(default=1800.0, gt=0)
     """Whole attempt, streaming included."""
 
@@ -104,26 +118,31 @@ class OpenAICompatClient:
 
     async def _attempt(self, params: dict[str, Any], read_timeout: float | None) -> GenerateResult:
         started = time.monotonic()
+        assembler = StreamAssembler()
         try:
             async with asyncio.timeout(self.timeouts.attempt_s):
                 if self.stream:
                     message, finish, usage, ttft, request_id, cost = await self._streamed(
-                        params, read_timeout)
+                        params, read_timeout, assembler)
                 else:
                     message, finish, usage, ttft, request_id, cost = await self._whole(
                         params, read_timeout)
         except openai.APIStatusError as exc:
             text = _provider_message(exc)
-            error_class = classify_status(exc.status_code, text,
-                                          self._retrier.policy.context_error_patterns)
+            error_class = classify_status(exc.status_code, text, self._context_patterns)
             retry_after = parse_retry_after(exc.response.headers, self._wall_clock())
             raise AttemptError(error_class, text, status=exc.status_code,
                                retry_after_s=retry_after) from exc
+        except ProviderError as exc:
+            raise self._provider_error(exc.error) from exc
         except openai.APIError as exc:
-            raise AttemptError("transient", f"{type(exc).__name__}: {exc}") from exc
+            if type(exc) is openai.APIError and exc.body is not None:  # an error event in a stream
+                raise self._provider_error(exc.body) from exc
+            raise AttemptError("transient", f"{type(exc).__name__}: {exc}",
+                               unanswered=not assembler.received) from exc
         except TimeoutError as exc:
-            raise AttemptError("transient",
-                               f"attempt timed out after {self.timeouts.attempt_s} s") from exc
+            raise AttemptError("transient", f"attempt timed out after {self.timeouts.attempt_s} s",
+                               unanswered=not assembler.received) from exc
         except (json.JSONDecodeError, _MalformedResponse) as exc:
             raise AttemptError("transient", f"malformed response: {exc}") from exc
         return GenerateResult(message=message, finish_reason=finish, usage=usage,
@@ -136,27 +155,51 @@ class OpenAICompatClient:
             **params, timeout=self._timeout(read_timeout))
         if not isinstance(completion, openai.BaseModel):
             raise _MalformedResponse(f"not a chat completion: {str(completion)[:200]!r}")
-        data = completion.model_dump()
-        choices = data.get("choices") or []
-        if choices:
-            message, finish = message_from_wire(choices[0])
-        else:
-            message, finish = assistant_message(), "stop"
+        data = completion.model_dump(warnings=False)
+        message, finish = _parsed(reply_from_wire, data)
         usage = data.get("usage")
         return (message, finish, usage_from_wire(usage), None, completion._request_id,
                 provider_cost(usage))
 
-    async def _streamed(self, params: dict[str, Any], read_timeout: float | None) -> _Reply:
-        assembler = StreamAssembler()
-        stream = await self._sdk.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True},
-            timeout=self._timeout(read_timeout))
+    async def _streamed(self, params: dict[str, Any], read_timeout: float | None,
+                        assembler: StreamAssembler) -> _Reply:
+        try:
+            async with asyncio.timeout(self.timeouts.response_s):
+                stream = await self._sdk.chat.completions.create(
+                    **params, stream=True, stream_options={"include_usage": True},
+                    timeout=self._timeout(read_timeout))
+        except TimeoutError as exc:
+            raise AttemptError("transient", f"no response within {self.timeouts.response_s:g} s",
+                               unanswered=True) from exc
         async with stream:
             async for chunk in stream:
-                assembler.add(chunk.model_dump())
-        message, finish = assembler.message()
+                _parsed(assembler.add, chunk.model_dump(warnings=False))
+        if not assembler.complete:
+            raise AttemptError("transient", "the stream ended without a finish reason (cut off)")
+        message, finish = _parsed(assembler.message)
         return (message, finish, usage_from_wire(assembler.usage), assembler.ttft_s,
                 stream.response.headers.get("x-request-id"), provider_cost(assembler.usage))
+
+    @property
+    def _context_patterns(self) -> tuple[str, ...]:
+        return self._retrier.policy.context_error_patterns
+
+    def _provider_error(self, error: Any) -> AttemptError:
+        """An error the provider sent inside a 200 response, classified by its code when that is
+        an HTTP status, else transient (or `context` when the message says the prompt is too
+        long)."""
+        inner = error if isinstance(error, Mapping) else {"message": error}
+        message = str(inner.get("message") or error)
+        code = inner.get("code")
+        status = int(code) if isinstance(code, (int, str)) and str(code).isdigit() else None
+        if status is not None and 400 <= status <= 599:
+            error_class = classify_status(status, message, self._context_patterns)
+        else:
+            status = None
+            error_class = "context" if any(re.search(p, message, re.IGNORECASE)
+                                           for p in self._context_patterns) else "transient"
+        return AttemptError(error_class, f"provider error in a 200 response: {message}",
+                            status=status)
 
 
 _Reply = tuple[Message, FinishReason, Usage, float | None, str | None, float | None]
@@ -164,6 +207,14 @@ _Reply = tuple[Message, FinishReason, Usage, float | None, str | None, float | N
 
 class _MalformedResponse(ValueError):
     """The server answered with something that is not a chat completion."""
+
+
+def _parsed(convert: Callable[..., T], *args: Any) -> T:
+    """`convert(*args)` on provider data; data of an unexpected shape is a malformed response."""
+    try:
+        return convert(*args)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise _MalformedResponse(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _provider_message(exc: openai.APIStatusError) -> str:

@@ -6,6 +6,8 @@ extra fields such as `reasoning_content` or `reasoning` are seen wherever they a
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +20,14 @@ from scaffolds.messages import (
     ReasoningPart,
     ToolCallPart,
     assistant_message,
+    join_surrogate_pairs,
+    utf8_safe,
 )
 
 ReasoningEcho = Literal["all", "current_turn", "none"]
 REASONING_FIELDS: tuple[ReasoningField, ...] = ("reasoning_content", "reasoning")
+PROVIDER_ERROR_FINISH = "error"
+"""A finish reason some routers (OpenRouter) send when the upstream model failed mid-reply."""
 _FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls",
     "length": "length", "content_filter": "content_filter",
@@ -46,12 +52,12 @@ def wire_messages(messages: Sequence[Message],
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role == "tool":
-            out.append({"role": "tool", "tool_call_id": message.call_id,
-                        "content": message.content or ""})
+            out.append({"role": "tool", "tool_call_id": utf8_safe(message.call_id or ""),
+                        "content": utf8_safe(message.content or "")})
         elif message.role == "assistant":
             out.append(_wire_assistant(message, echo=index >= echo_from))
         else:
-            out.append({"role": message.role, "content": message.text})
+            out.append({"role": message.role, "content": utf8_safe(message.text)})
     return out
 
 
@@ -68,40 +74,73 @@ def _echo_start(messages: Sequence[Message], reasoning_echo: ReasoningEcho) -> i
 
 
 def _wire_assistant(message: Message, *, echo: bool) -> dict[str, Any]:
+    """The assistant message as sent back; text a model produced may hold lone surrogates, which
+    UTF-8 cannot carry (the ledger keeps the text as received)."""
     calls = message.tool_calls
-    wire: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
+    wire: dict[str, Any] = {"role": "assistant",
+                            "content": utf8_safe(message.text) or (None if calls else "")}
     if calls:
-        wire["tool_calls"] = [{"id": c.call_id, "type": "function",
-                               "function": {"name": c.name, "arguments": c.arguments_raw}}
+        wire["tool_calls"] = [{"id": utf8_safe(c.call_id), "type": "function",
+                               "function": {"name": utf8_safe(c.name),
+                                            "arguments": utf8_safe(c.arguments_raw)}}
                               for c in calls]
     if echo:
         for part in message.reasoning:
-            wire[part.source_field] = wire.get(part.source_field, "") + part.text
+            wire[part.source_field] = wire.get(part.source_field, "") + utf8_safe(part.text)
     return wire
 
 
 # ---------------------------------------------------------------- responses
 
 
-def usage_from_wire(data: Mapping[str, Any] | None) -> Usage:
+class ProviderError(Exception):
+    """The provider reported an error inside a successful (HTTP 200) response: an `error` body, or
+    a choice that finished with `error`. `error` is what it sent (usually `{message, code}`)."""
+
+    def __init__(self, error: Any) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _count(value: Any) -> int | None:
+    """A token count as reported: a non-negative integer (an integral float passes), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def usage_from_wire(data: Any) -> Usage:
+    """Normalised usage. A count that is not a non-negative integer reads as 0; when the prompt
+    or completion count is such a value (or missing), the usage counts as not reported."""
+    data = _mapping(data)
     if not data:
         return Usage()
-    prompt_details = data.get("prompt_tokens_details") or {}
-    completion_details = data.get("completion_tokens_details") or {}
-    cached = prompt_details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+    prompt_details = _mapping(data.get("prompt_tokens_details"))
+    completion_details = _mapping(data.get("completion_tokens_details"))
+    prompt, completion = _count(data.get("prompt_tokens")), _count(data.get("completion_tokens"))
+    cached = _count(prompt_details.get("cached_tokens")) or _count(
+        data.get("prompt_cache_hit_tokens"))
     return Usage(
-        input_tokens=data.get("prompt_tokens") or 0,
-        cached_input_tokens=cached,
-        output_tokens=data.get("completion_tokens") or 0,
-        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
-        reported=True,
+        input_tokens=prompt or 0,
+        cached_input_tokens=cached or 0,
+        output_tokens=completion or 0,
+        reasoning_tokens=_count(completion_details.get("reasoning_tokens")) or 0,
+        reported=prompt is not None and completion is not None,
     )
 
 
-def provider_cost(data: Mapping[str, Any] | None) -> float | None:
-    """Cost in USD when the provider reports it in the usage block (OpenRouter)."""
-    cost = (data or {}).get("cost")
-    return float(cost) if isinstance(cost, (int, float)) else None
+def provider_cost(data: Any) -> float | None:
+    """Cost in USD when the provider reports a usable one in the usage block (OpenRouter)."""
+    cost = _mapping(data).get("cost")
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)):
+        return None
+    return float(cost) if math.isfinite(cost) and cost >= 0 else None
 
 
 def finish_reason(raw: str | None, *, has_calls: bool, refusal: bool) -> FinishReason:
@@ -112,6 +151,14 @@ def finish_reason(raw: str | None, *, has_calls: bool, refusal: bool) -> FinishR
     return "tool_calls" if has_calls else "stop"
 
 
+def _text(value: Any) -> str:
+    """A string field as sent; a provider that sends another JSON type gets it as JSON text
+    (tool-call arguments sent as an object, notably)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _reasoning_parts(source: Mapping[str, Any]) -> list[ReasoningPart]:
     for name in REASONING_FIELDS:
         text = source.get(name)
@@ -120,12 +167,26 @@ def _reasoning_parts(source: Mapping[str, Any]) -> list[ReasoningPart]:
     return []
 
 
+def reply_from_wire(data: Mapping[str, Any]) -> tuple[Message, FinishReason]:
+    """The reply of a non-streamed completion: its first choice, or an empty reply when it has
+    none; `ProviderError` when the body is an error."""
+    if data.get("error"):
+        raise ProviderError(data["error"])
+    choices = data.get("choices") or []
+    return message_from_wire(choices[0]) if choices else (assistant_message(), "stop")
+
+
 def message_from_wire(choice: Mapping[str, Any]) -> tuple[Message, FinishReason]:
     """The canonical message and finish reason of a non-streamed choice."""
-    wire = choice.get("message") or {}
+    if choice.get("finish_reason") == PROVIDER_ERROR_FINISH:
+        raise ProviderError(choice.get("error") or "the choice finished with 'error'")
+    wire = _mapping(choice.get("message"))
     refusal = wire.get("refusal") or None
-    calls = [ToolCallPart.parse(c.get("id") or "", (c.get("function") or {}).get("name") or "",
-                                (c.get("function") or {}).get("arguments") or "")
+    for value in (refusal, wire.get("content")):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"message text is a {type(value).__name__}, not a string")
+    calls = [ToolCallPart.parse(_text(c.get("id")), _text(_mapping(c.get("function")).get("name")),
+                                _text(_mapping(c.get("function")).get("arguments")))
              for c in wire.get("tool_calls") or ()]
     message = assistant_message(refusal or wire.get("content"), calls, _reasoning_parts(wire),
                                 refusal=refusal is not None)
@@ -147,20 +208,34 @@ class StreamAssembler:
 
     started: float = field(default_factory=time.monotonic)
     ttft_s: float | None = None
+    received: bool = False
+    """A chunk arrived: the provider answered, whatever became of the answer."""
+    saw_choice: bool = False
     text: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
     reasoning: dict[ReasoningField, list[str]] = field(default_factory=dict)
-    calls: dict[int, _CallBuffer] = field(default_factory=dict)
+    calls: list[_CallBuffer] = field(default_factory=list)
+    """In order of first appearance."""
+    calls_by_index: dict[int, _CallBuffer] = field(default_factory=dict)
+    calls_by_id: dict[str, _CallBuffer] = field(default_factory=dict)
     raw_finish: str | None = None
     usage: dict[str, Any] | None = None
 
+    @property
+    def complete(self) -> bool:
+        """The stream ended as providers end a reply: with a finish reason, or (an empty reply)
+        with no choice at all but the closing usage chunk. Anything else was cut off."""
+        return self.raw_finish is not None or (not self.saw_choice and self.usage is not None)
+
     def add(self, chunk: Mapping[str, Any]) -> None:
+        self.received = True
         if chunk.get("usage"):
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
+            self.saw_choice = True
+            delta = _mapping(choice.get("delta"))
             got = False
             if delta.get("content"):
                 self.text.append(delta["content"])
@@ -180,25 +255,52 @@ class StreamAssembler:
                 self.ttft_s = time.monotonic() - self.started
             if choice.get("finish_reason"):
                 self.raw_finish = choice["finish_reason"]
+                if self.raw_finish == PROVIDER_ERROR_FINISH:
+                    raise ProviderError(choice.get("error") or "the stream finished with 'error'")
 
     def _add_call(self, delta: Mapping[str, Any]) -> None:
-        buffer = self.calls.setdefault(delta.get("index", 0), _CallBuffer())
-        if delta.get("id") and not buffer.call_id:
-            buffer.call_id = delta["id"]
-        function = delta.get("function") or {}
-        name = function.get("name")
+        buffer = self._call_for(delta)
+        function = _mapping(delta.get("function"))
+        name = _text(function.get("name"))
         if name and name != buffer.name:
             buffer.name += name
         if function.get("arguments"):
-            buffer.arguments.append(function["arguments"])
+            buffer.arguments.append(_text(function["arguments"]))
+
+    def _call_for(self, delta: Mapping[str, Any]) -> _CallBuffer:
+        """The call a tool-call delta belongs to: the one at its `index`; without an index, the
+        one with its `id`, else the latest. A new id under a used index starts a new call too:
+        providers that omit `index`, or send 0 for every call, still get their calls apart."""
+        index = delta.get("index")
+        if isinstance(index, bool) or not isinstance(index, int):
+            index = None
+        call_id = _text(delta.get("id")) or None
+        if index is not None:
+            buffer = self.calls_by_index.get(index)
+            if buffer is not None and call_id not in (None, buffer.call_id) and buffer.call_id:
+                buffer = None
+        elif call_id is not None:
+            buffer = self.calls_by_id.get(call_id)
+        else:
+            buffer = self.calls[-1] if self.calls else None
+        if buffer is None:
+            buffer = _CallBuffer()
+            self.calls.append(buffer)
+        if index is not None:
+            self.calls_by_index[index] = buffer
+        if call_id is not None and not buffer.call_id:
+            buffer.call_id = call_id
+            self.calls_by_id.setdefault(call_id, buffer)
+        return buffer
 
     def message(self) -> tuple[Message, FinishReason]:
-        calls = [ToolCallPart.parse(b.call_id, b.name, "".join(b.arguments))
-                 for _, b in sorted(self.calls.items())]
-        joined: dict[str, Any] = {name: "".join(pieces) for name, pieces in self.reasoning.items()}
+        calls = [ToolCallPart.parse(b.call_id, b.name, join_surrogate_pairs("".join(b.arguments)))
+                 for b in self.calls]
+        joined: dict[str, Any] = {name: join_surrogate_pairs("".join(pieces))
+                                  for name, pieces in self.reasoning.items()}
         reasoning = _reasoning_parts(joined)
-        refusal = "".join(self.refusal) or None
-        message = assistant_message(refusal or "".join(self.text), calls, reasoning,
-                                    refusal=refusal is not None)
+        refusal = join_surrogate_pairs("".join(self.refusal)) or None
+        message = assistant_message(refusal or join_surrogate_pairs("".join(self.text)), calls,
+                                    reasoning, refusal=refusal is not None)
         reason = finish_reason(self.raw_finish, has_calls=bool(calls), refusal=refusal is not None)
         return message, reason

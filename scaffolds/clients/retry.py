@@ -46,6 +46,10 @@ class RetryPolicy(BaseModel):
     retry_after_jitter: float = Field(default=0.1, ge=0)
     retry_budget_s: float = Field(default=900.0, gt=0)
     """Per call: time spent in attempts and waits, plus the next wait, may not exceed this."""
+    unanswered_budget_s: float = Field(default=20.0, gt=0)
+    """Per call, while no attempt has had any answer (connection refused or timed out, no
+    response, no streamed chunk): the same bound for those attempts and their waits. A dead
+    provider fails the call within this plus one attempt's connect or response timeout."""
     empty_retries: int = Field(default=2, ge=0)
     on_length: Literal["accept", "retry_once"] = "accept"
     context_error_patterns: tuple[str, ...] = DEFAULT_CONTEXT_ERROR_PATTERNS
@@ -119,6 +123,7 @@ class Retrier:
         """
         policy = self.policy
         history: list[Attempt] = []
+        answered = False
         empties = 0
         length_retried = False
         number = 0
@@ -129,13 +134,15 @@ class Retrier:
                 result = await attempt()
             except AttemptError as error:
                 latency = self._clock() - t0
-                wait = self._wait_after(error, number, spent=sum(
-                    a.latency_s + a.wait_s for a in history) + latency)
+                answered = answered or not error.unanswered
+                spent = sum(a.latency_s + a.wait_s for a in history) + latency
+                wait = self._wait_after(error, number, spent, answered)
                 history.append(Attempt(number, error.error_class, error.status, error.message,
                                        wait or 0.0, latency))
                 if wait is None:
-                    raise LLMCallError(error.error_class, self._final_message(error, number),
-                                       status=error.status, attempts=tuple(history)) from error
+                    message = self._final_message(error, number, spent, answered)
+                    raise LLMCallError(error.error_class, message, status=error.status,
+                                       attempts=tuple(history)) from error
                 await self._sleep(wait)
                 continue
             latency = self._clock() - t0
@@ -153,19 +160,25 @@ class Retrier:
             history.append(Attempt(number, "ok", None, "", 0.0, latency))
             return replace(result, attempts=tuple(history))
 
-    def _wait_after(self, error: AttemptError, number: int, spent: float) -> float | None:
+    def _wait_after(self, error: AttemptError, number: int, spent: float,
+                    answered: bool) -> float | None:
         """Seconds to sleep before the next attempt, or None when the call must fail now."""
-        if error.error_class != "transient" or number >= self.policy.max_attempts:
+        policy = self.policy
+        if error.error_class != "transient" or number >= policy.max_attempts:
             return None
         if error.retry_after_s is not None:
-            wait = retry_after_wait_s(error.retry_after_s, self.policy, self._rng)
+            wait = retry_after_wait_s(error.retry_after_s, policy, self._rng)
         else:
-            wait = backoff_s(number, self.policy, self._rng)
-        if spent + wait > self.policy.retry_budget_s:
-            return None
-        return wait
+            wait = backoff_s(number, policy, self._rng)
+        budget = policy.retry_budget_s if answered else min(policy.retry_budget_s,
+                                                            policy.unanswered_budget_s)
+        return None if spent + wait > budget else wait
 
-    def _final_message(self, error: AttemptError, number: int) -> str:
-        if error.error_class == "transient":
-            return f"gave up after {number} attempts: {error.message}"
-        return error.message
+    def _final_message(self, error: AttemptError, number: int, spent: float,
+                       answered: bool) -> str:
+        if error.error_class != "transient":
+            return error.message
+        if not answered:
+            return (f"gave up after {number} attempts in {spent:.1f} s without any answer from "
+                    f"the provider: {error.message}")
+        return f"gave up after {number} attempts: {error.message}"

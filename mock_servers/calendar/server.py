@@ -4,7 +4,6 @@ the offset of the event's time zone; `created`/`updated` are UTC."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -14,7 +13,7 @@ from mock_servers.calendar import domain
 from mock_servers.calendar.domain import OrderBy, PageTokens, Person, Query
 from mock_servers.calendar.times import EventTime, bound
 from mock_servers.core.errors import Code, ToolFailure, invalid
-from mock_servers.core.output import dump_json
+from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int, size_param
 
@@ -48,18 +47,6 @@ def _owner(call: Call) -> Person:
 def _tokens(call: Call) -> PageTokens:
     meta = call.world.meta
     return PageTokens(derive_seed(meta.task, meta.seed, "calendar-page-token").to_bytes(8, "big"))
-
-
-def _largest_fit(count: int, render: Callable[[int], dict[str, Any]], limit: int) -> int:
-    """The largest k in 0..count whose `render(k)` serialises within `limit` characters."""
-    lo, hi = 0, count
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(dump_json(render(mid))) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -153,6 +140,6 @@ def list_events(
     whole = envelope(len(page.events))
     if len(dump_json(whole)) <= call.max_output_chars:
         return whole
-    shown = max(1, _largest_fit(len(page.events), envelope, call.max_output_chars - 200))
+    shown = max(1, items_that_fit(len(page.events), envelope, call.max_output_chars - 200))
     return {**envelope(shown), "notice": f"output cap reached after {shown} items; request the "
             "next page with pageToken=nextPageToken"}

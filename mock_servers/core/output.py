@@ -36,6 +36,11 @@ def most_that_fit(low: int, high: int, fits: Callable[[int], bool]) -> int:
     return low
 
 
+def items_that_fit(count: int, render: Callable[[int], Any], limit: int) -> int:
+    """The largest k in 0..count whose `render(k)` serialises to at most `limit` characters."""
+    return most_that_fit(0, count, lambda k: len(dump_json(render(k))) <= limit)
+
+
 def _cut(obj: dict[str, Any], fit: int, page_keys: tuple[str, str] | None) -> tuple[int, str]:
     """How many of the `fit` items that fit to show, and the notice. With the envelope's
     page-number and page-size keys, the notice names the page that continues right after the

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mock_servers.core.output import dump_json
+from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.memory import domain
 from mock_servers.memory.domain import Triple
@@ -64,18 +63,6 @@ Relations = Annotated[list[RelationIn], Field(min_length=1, max_length=MAX_BATCH
                                               description=f"Relations (1 to {MAX_BATCH})")]
 
 
-def _largest_fit(count: int, render: Callable[[int], dict[str, Any]], limit: int) -> int:
-    """The largest k in 0..count whose `render(k)` serialises within `limit` characters."""
-    lo, hi = 0, count
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(dump_json(render(mid))) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _capped(call: Call, whole: dict[str, Any]) -> dict[str, Any]:
     """`whole` (a `Graph`, maybe with extra keys) within the output cap: the longest prefix of
     its entities that fits, with the relations among them and a notice; a single entity too
@@ -90,7 +77,7 @@ def _capped(call: Call, whole: dict[str, Any]) -> dict[str, Any]:
         return {**whole, "entities": entities[:k], "relations": [
             r for r in whole["relations"] if r["from"] in names and r["to"] in names]}
 
-    shown = _largest_fit(len(entities), first, budget)
+    shown = items_that_fit(len(entities), first, budget)
     if shown:
         return {**first(shown), "notice": f"output cap reached after {shown} of "
                 f"{len(entities)} entities (relations among them only); {_CAP_HINT}"}
@@ -99,7 +86,7 @@ def _capped(call: Call, whole: dict[str, Any]) -> dict[str, Any]:
     def cut(k: int) -> dict[str, Any]:
         return {**whole, "entities": [{**head, "observations": notes[:k]}], "relations": []}
 
-    kept = _largest_fit(len(notes), cut, budget)
+    kept = items_that_fit(len(notes), cut, budget)
     return {**cut(kept), "notice": f"output cap reached after {kept} of {len(notes)} "
             f"observations of '{head['name']}' (1 of {len(entities)} entities); {_CAP_HINT}"}
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from loca.core.world import World
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
+
+if TYPE_CHECKING:
+    from envs.core.registry import Task
 
 
 class ServerHarness:
@@ -47,3 +52,26 @@ def table_rows(state_path: object) -> dict[str, list[tuple[Any, ...]]]:
         return {t: conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall() for t in tables}
     finally:
         conn.close()
+
+
+def task_call(world: World, task: Task, tool: str, **args: Any) -> Any:
+    """One call of `tool` (its exposed, prefixed name) through `task`'s gateway on `world`, which
+    must succeed: the JSON it returns, decoded, else its text."""
+    from mock_servers.gateway import Gateway
+
+    gateway = Gateway(world, task.spec.servers)
+    try:
+        outcome = asyncio.run(gateway.call(tool, args))
+    finally:
+        gateway.close()
+    assert not outcome.is_error, outcome.text
+    try:
+        return json.loads(outcome.text)
+    except json.JSONDecodeError:
+        return outcome.text
+
+
+def world_copy(world: World, dest: Path) -> World:
+    """A copy of `world` at `dest`, for a test that changes it."""
+    shutil.copytree(world.root, dest)
+    return World.load(dest)

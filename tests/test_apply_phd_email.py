@@ -9,9 +9,7 @@ import asyncio
 import hashlib
 import io
 import itertools
-import json
 import re
-import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,8 +35,8 @@ from generators.apply_phd_email.plan import (
 from generators.apply_phd_email.tree import listing, required
 from loca.core.world import World
 from loca.validate import play_script
-from mock_servers.gateway import Gateway
 from scaffolds.oracles.apply_phd_email import ADDRESS, Documents, Knobs, parse_tree
+from tests.harness import task_call, world_copy
 
 TASK = get_task("apply_phd_email")
 
@@ -134,25 +132,18 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 @pytest.fixture
 def world(base: World, tmp_path: Path) -> World:
-    shutil.copytree(base.root, tmp_path / "w")
-    return World.load(tmp_path / "w")
+    return world_copy(base, tmp_path / "w")
 
 
-def _call(world: World, tool: str, **args: Any) -> str:
-    gateway = Gateway(world, TASK.spec.servers)
-    try:
-        outcome = asyncio.run(gateway.call(tool, args))
-    finally:
-        gateway.close()
-    assert not outcome.is_error, outcome.text
-    return outcome.text
+def _call(world: World, tool: str, **args: Any) -> Any:
+    return task_call(world, TASK, tool, **args)
 
 
 def _inbox(world: World) -> list[dict[str, Any]]:
-    first = json.loads(_call(world, "email_get_emails", page_size=50))
+    first = _call(world, "email_get_emails", page_size=50)
     emails = first["emails"]
     for page in range(2, first["total_pages"] + 1):
-        emails += json.loads(_call(world, "email_get_emails", page=page, page_size=50))["emails"]
+        emails += _call(world, "email_get_emails", page=page, page_size=50)["emails"]
     return emails
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from loca.core.outputs import TableFile
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
-from mock_servers.gateway import Gateway
+from tests.harness import task_call
 
 TASK = get_task("canvas_list_test")
 
@@ -119,7 +118,7 @@ def test_world_holds_scores_examples_classmates_and_distractors(world: World) ->
 
 def test_rows_to_list_lie_beyond_the_first_page_of_courses(tmp_path: Path) -> None:
     world = TASK.generate(tmp_path / "w", {"num_courses": 55, "num_notes": 0}, 0)
-    first = _call(world, "canvas_canvas_list_courses", {})
+    first = _call(world, "canvas_canvas_list_courses")
     assert first["has_more"]
     shown = {c["course_code"] for c in first["items"]}
     for out in (QUIZZES, ASSIGNMENTS):
@@ -127,21 +126,15 @@ def test_rows_to_list_lie_beyond_the_first_page_of_courses(tmp_path: Path) -> No
     assert TASK.spec.instruction(world).startswith("Now is 2025-09-20T12:00:00Z. ")
 
 
-def _call(world: World, tool: str, args: dict[str, Any]) -> Any:
-    gateway = Gateway(world, TASK.spec.servers)
-    try:
-        outcome = asyncio.run(gateway.call(tool, args))
-    finally:
-        gateway.close()
-    assert not outcome.is_error, outcome.text
-    return json.loads(outcome.text) if outcome.text.startswith(("{", "[")) else outcome.text
+def _call(world: World, tool: str, **args: Any) -> Any:
+    return task_call(world, TASK, tool, **args)
 
 
 def test_my_quiz_attempts_show_through_the_tools(world: World) -> None:
     me = world.meta.accounts["canvas"]["user_id"]
     [(quiz_id, course_id)] = _query(world, "SELECT q.id, q.course_id FROM canvas_quiz q JOIN canvas_quiz_submission s "
                                            "ON s.quiz_id = q.id WHERE s.user_id = ? LIMIT 1", (me,))
-    done = _call(world, "canvas_canvas_get_quiz_submission", {"course_id": course_id, "quiz_id": quiz_id})
+    done = _call(world, "canvas_canvas_get_quiz_submission", course_id=course_id, quiz_id=quiz_id)
     assert done["workflow_state"] == "complete" and done["user_id"] == me and done["finished_at"]
 
 
@@ -274,5 +267,5 @@ def test_side_effects_are_caught_but_scratch_files_are_allowed(solved: World, to
             solved, "SELECT course_id, id FROM canvas_quiz q WHERE NOT EXISTS (SELECT 1 FROM "
                     "canvas_quiz_submission s WHERE s.quiz_id = q.id AND s.user_id = ?) LIMIT 1", (me,))[0],
             strict=True))
-    _call(solved, tool, args)
+    _call(solved, tool, **args)
     assert _failed(solved) == ["no_side_effects"]

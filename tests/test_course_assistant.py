@@ -6,7 +6,6 @@ rule. (Oracle, mutants and lengths at every tier: the generic acceptance suite.)
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -50,6 +49,7 @@ from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.core.files import save_workbook
 from mock_servers.gateway import Gateway
+from tests.harness import task_call
 
 TASK = get_task("course_assistant")
 SUBMITTING = (SUBMISSION, RESUBMISSION, LATE_DROP, PERSONAL_SUBMISSION, UNKNOWN_ID)
@@ -126,16 +126,7 @@ def test_credentials_round_trip() -> None:
 # ------------------------------------------------------------------ a generated world
 
 def _call(world: World, name: str, **args: Any) -> Any:
-    gateway = Gateway(world, TASK.spec.servers)
-    try:
-        outcome = asyncio.run(gateway.call(name, args))
-    finally:
-        gateway.close()
-    assert not outcome.is_error, outcome.text
-    try:
-        return json.loads(outcome.text)
-    except json.JSONDecodeError:
-        return outcome.text
+    return task_call(world, TASK, name, **args)
 
 
 def _login(world: World) -> None:

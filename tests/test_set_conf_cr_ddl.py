@@ -6,9 +6,7 @@ suite.)"""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import shutil
 from datetime import date, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,8 @@ from loca.core.clock import parse_instant
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
-from mock_servers.gateway import Gateway
 from scaffolds.oracles.set_conf_cr_ddl import WHEN, parse_when, statements
+from tests.harness import task_call, world_copy
 
 TASK = get_task("set_conf_cr_ddl")
 
@@ -139,13 +137,7 @@ def test_deadline_formats_round_trip() -> None:
 # ---------------------------------------------------------------- the checker
 
 def _call(world: World, tool: str, **args: Any) -> Any:
-    gateway = Gateway(world, TASK.spec.servers)
-    try:
-        outcome = asyncio.run(gateway.call(tool, args))
-    finally:
-        gateway.close()
-    assert not outcome.is_error, outcome.text
-    return json.loads(outcome.text)
+    return task_call(world, TASK, tool, **args)
 
 
 def _failed(world: World) -> list[str]:
@@ -159,8 +151,7 @@ def blank(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 @pytest.fixture
 def world(blank: World, tmp_path: Path) -> World:
-    shutil.copytree(blank.root, tmp_path / "w")
-    return World.load(tmp_path / "w")
+    return world_copy(blank, tmp_path / "w")
 
 
 def _expected(world: World) -> list[dict[str, str]]:

@@ -6,8 +6,9 @@
 Measures, per registered task in one warm process: generation and the whole reset (generate,
 measure, serve) at every tier; the in-process latency of every tool its read set calls, on a
 256K world (the tools an agent calls most); one calibration search for a seed outside the table.
-Then the CLI's start-up (`loca --help`, `loca tasks`), a tool call over stdio, and the oracle
-sweep over every task, tier and seed with one and two processes."""
+Then the CLI's start-up (`loca --help`, `loca tasks`), a tool call over stdio, sandboxed
+executions in each sandbox mode (`bench_sandbox.py`), and with `--sweep` the oracle sweep over
+every task, tier and seed with one and two processes."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ from loca.runner import RunConfig, execute
 from mock_servers.gateway import Gateway
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from bench_sandbox import sandbox_lines  # noqa: E402  (a sibling script, not a package)
 
 
 def _stats(samples: list[float]) -> tuple[float, float]:
@@ -168,6 +171,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5, help="read-set runs timed per task")
     parser.add_argument("--sweep", action="store_true", help="also time the oracle sweep")
+    parser.add_argument("--sandbox-repeats", type=int, default=30)
     args = parser.parse_args()
     names = sorted(tasks()) if args.tasks == "all" else args.tasks.split(",")
     lines = [f"Machine: {machine()}.", ""]
@@ -186,6 +190,8 @@ def main() -> None:
     lines.append(f"- `{tool}` over stdio with the official MCP SDK client: median {1000 * median:.2f} ms, "
                  f"p95 {1000 * p95:.2f} ms.")
     shutil.rmtree(root.parent, ignore_errors=True)
+    lines += ["", f"## Sandboxed executions (in-process tool calls end to end, median of {args.sandbox_repeats})",
+              "", *sandbox_lines(args.sandbox_repeats)]
     if args.sweep:
         lines += ["", f"## Oracle sweep ({len(names)} tasks x 7 tiers x 5 seeds)", "",
                   "| processes | seconds | passed |", "|---|---|---|"]

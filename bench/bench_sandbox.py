@@ -63,50 +63,57 @@ def _world(folder: Path) -> World:
     return world
 
 
-def bench_mode(mode: str, world: World, repeats: int) -> None:
+def bench_mode(mode: str, world: World, repeats: int) -> list[str]:
     config = _config(mode)
     python = config.get(CONFIG_PYTHON, sys.executable)
-    runs: dict[tuple[Toolbox, str], dict[str, Any]] = {
-        (python_toolbox, "python_execute"): {"code": "print(1)"},
-        (terminal_toolbox, "run_command"): {"command": "ls"},
-    }
-    print(f"\n{mode} mode (interpreter {python})")
-    for (toolbox, tool), args in runs.items():
+    runs: list[tuple[Toolbox, str, dict[str, Any]]] = [
+        (python_toolbox, "python_execute", {"code": "print(1)"}),
+        (terminal_toolbox, "run_command", {"command": "ls"}),
+        (terminal_toolbox, "run_command", {"command": "cut -d, -f1 data.csv | sort | uniq -c"}),
+    ]
+    lines = [f"- {mode} mode (interpreter `{python}`):"]
+    for toolbox, tool, args in runs:
         runtime = ServerRuntime(toolbox, world, config)
-        print(f"  {tool} {args}: {_median_ms(_timed(runtime, tool, args, repeats))}")
-    pipeline = {"command": "cut -d, -f1 data.csv | sort | uniq -c"}
-    runtime = ServerRuntime(terminal_toolbox, world, config)
-    print(f"  run_command {pipeline}: {_median_ms(_timed(runtime, 'run_command', pipeline, repeats))}")
+        lines.append(f"  - `{tool}` `{args}`: {_median_ms(_timed(runtime, tool, args, repeats))}")
+    return lines
 
 
-def bench_bare(repeats: int) -> None:
+def bench_bare(repeats: int) -> list[str]:
+    lines = []
     for flags in (list(SCRIPT_FLAGS), [*SCRIPT_FLAGS, "-S"]):
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()
             subprocess.run([sys.executable, *flags, "-c", "print(1)"], check=True, capture_output=True)
             samples.append(time.perf_counter() - started)
-        print(f"  bare `python {' '.join(flags)} -c 'print(1)'`, no sandbox: {_median_ms(samples)}")
+        lines.append(f"- bare `python {' '.join(flags)} -c 'print(1)'`, no sandbox: {_median_ms(samples)}")
+    return lines
+
+
+def sandbox_lines(repeats: int) -> list[str]:
+    """The figures as Markdown list items: the bare interpreter, then each mode that runs here."""
+    folder = Path(tempfile.mkdtemp(prefix="loca-bench-sandbox-"))
+    folder.chmod(0o755)  # a weak-mode child (an unprivileged user) must reach the world
+    try:
+        world = _world(folder)
+        lines = bench_bare(repeats)
+        problem = strong_problem()
+        for mode in ("strong", "weak"):
+            if mode == "strong" and problem is not None:
+                lines.append(f"- strong mode unavailable here: {problem}")
+                continue
+            lines += bench_mode(mode, world, repeats)
+        return lines
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="loca-bench-sandbox-"))
-    folder.chmod(0o755)  # a weak-mode child (an unprivileged user) must reach the world
-    try:
-        world = _world(folder)
-        print(f"cores {os.cpu_count()}, Python {sys.version.split()[0]}, root {os.geteuid() == 0}")
-        bench_bare(args.repeats)
-        problem = strong_problem()
-        for mode in ("strong", "weak"):
-            if mode == "strong" and problem is not None:
-                print(f"\nstrong mode unavailable: {problem}")
-                continue
-            bench_mode(mode, world, args.repeats)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    print(f"cores {os.cpu_count()}, Python {sys.version.split()[0]}, root {os.geteuid() == 0}")
+    print("\n".join(sandbox_lines(args.repeats)))
 
 
 if __name__ == "__main__":

@@ -34,9 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = DEBUG_FLAG in args
     args = [a for a in args if a != DEBUG_FLAG]
     try:
-        app(args=args, prog_name="loca", standalone_mode=False)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        code = app(args=args, prog_name="loca", standalone_mode=False)  # a command's typer.Exit: its code
     except typer.Abort:
         sys.exit(130)
     except typer.TyperException as exc:  # usage errors: bad values, unknown options, missing arguments
@@ -50,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"loca: error: {message[:500]}", file=sys.stderr)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 @cache

@@ -224,14 +224,15 @@ def validate(
             good = sum(o.ok for o in cell)
             cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
         must = "= ground truth" if agent == VALIDATOR else \
-            "pass" if mine[0].expected is None else f"fail {mine[0].expected}"
+            "pass within limits" if mine[0].expected is None else f"fail {mine[0].expected}"
         table.add_row(agent, must, *cells)
     _consoles()[0].print(table)
     worst = max((abs(o.measured - o.length) / o.length for o in outcomes), default=0.0)
     say(f"{len(outcomes)} plays; largest length deviation from target {100 * worst:.1f}%")
     bad = [o for o in outcomes if not o.ok]
     for o in bad:
-        complain(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}")
+        why = f" ({o.over_limits})" if o.over_limits else ""
+        complain(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}{why}")
     if bad:
         raise typer.Exit(1)
 

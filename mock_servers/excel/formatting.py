@@ -11,6 +11,7 @@ from openpyxl.cell.cell import Cell, MergedCell
 from openpyxl.styles import Border, PatternFill, Side
 
 from mock_servers.core.errors import invalid
+from mock_servers.excel.limits import MAX_NUMBER_FORMAT, check_text
 
 BorderStyle = Literal["thin", "medium", "thick", "dashed", "dotted", "double", "hair",
                       "dashDot", "dashDotDot", "mediumDashed", "mediumDashDot",
@@ -84,4 +85,8 @@ def formatting(*, bold: bool | None, italic: bool | None, underline: bool | None
         side = Side(style=border_style or "thin",
                     color=argb(border_color, "border_color") if border_color else None)
         border = Border(left=side, right=side, top=side, bottom=side)
+    if number_format is not None:
+        check_text(number_format, "number_format", MAX_NUMBER_FORMAT)
+        if not number_format.strip():
+            raise invalid("number_format is empty")
     return Formatting(font, align, fill, border, number_format)

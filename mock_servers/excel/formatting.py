@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from copy import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openpyxl.cell.cell import Cell, MergedCell
 from openpyxl.styles import Border, PatternFill, Side
+from openpyxl.styles.cell_style import StyleArray
 
 from mock_servers.core.errors import invalid
 from mock_servers.excel.limits import MAX_NUMBER_FORMAT, check_text
@@ -49,6 +51,18 @@ class Formatting:
     def empty(self) -> bool:
         return not (self.font or self.alignment or self.fill or self.border
                     or self.number_format is not None)
+
+    def apply_all(self, cells: Iterable[Cell | MergedCell]) -> None:
+        """Format each cell; cells that shared a style share the result, computed once (a
+        style change is costly in openpyxl)."""
+        done: dict[tuple[int, ...], StyleArray] = {}
+        for cell in cells:
+            key = tuple(cell._style or ())  # None: never styled
+            if key in done:
+                cell._style = copy(done[key])
+            else:
+                self.apply(cell)
+                done[key] = copy(cell._style)
 
     def apply(self, cell: Cell | MergedCell) -> None:
         if self.font:

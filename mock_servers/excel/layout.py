@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from copy import copy
 from typing import Literal
 
-from openpyxl import Workbook
 from openpyxl.cell.cell import Cell, MergedCell
 from openpyxl.formula.translate import Translator
+from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -133,24 +133,14 @@ def copy_range(source: Worksheet, area: Box, target: Worksheet, dest: Box) -> No
                 continue  # empty onto empty
             cell = target.cell(dest.min_row + i, dest.min_col + j)
             cell.value = value
-            for name, part in (style or _PLAIN).items():
-                setattr(cell, name, part)
+            cell._style = style or StyleArray()  # style ids of the same workbook
 
 
-def _staged(cell: Cell | MergedCell | None, row: int, col: int) -> tuple[object, dict | None]:
+def _staged(cell: Cell | MergedCell | None, row: int,
+            col: int) -> tuple[object, StyleArray | None]:
     if cell is None:
         return None, None
-    return _moved_value(cell, row, col), _style_of(cell)
-
-
-_STYLE_PARTS = ("font", "fill", "border", "alignment", "protection", "number_format")
-
-
-def _style_of(cell: Cell | MergedCell) -> dict[str, object]:
-    return {name: copy(getattr(cell, name)) for name in _STYLE_PARTS}
-
-
-_PLAIN = _style_of(Cell(Workbook().active))  # the style of a cell never formatted
+    return _moved_value(cell, row, col), copy(cell._style) if cell._style else StyleArray()
 
 
 def _moved_value(cell: Cell | MergedCell, row: int, col: int) -> object:

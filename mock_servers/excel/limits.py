@@ -16,7 +16,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from mock_servers.core.errors import invalid
 
 MAX_CELLS = 100_000  # cells one call may read, write, style, merge, move, copy or reference
-MAX_BOOK_CELLS = 200_000  # cells a workbook may store after a call that adds cells
+MAX_BOOK_CELLS = 100_000  # cells a workbook may store after a call that adds cells
 MAX_SERIES = 255  # series per chart, as in Excel
 MAX_CELL_TEXT = 32_767  # characters per cell, as in Excel
 MAX_NUMBER_FORMAT = 255  # characters per number format, as in Excel

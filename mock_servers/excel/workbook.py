@@ -179,12 +179,16 @@ class SheetRows:
             yield self._row(row, area)
 
     def has_values(self, area: Box) -> bool:
-        """Whether any cell of `area` holds a value."""
-        self._parsed_to(area.max_row)
-        first = bisect_left(self._numbers, area.min_row)
-        last = bisect_right(self._numbers, area.max_row)
-        return any(cell.value is not None for i in range(first, last)
-                   for cell in self._within(i, area))
+        """Whether any cell of `area` holds a value (parsing no further than the first)."""
+        row = area.min_row
+        while row <= area.max_row and self._parsed_to(row) >= row:
+            i = bisect_left(self._numbers, row)
+            if self._numbers[i] > area.max_row:
+                return False
+            if any(cell.value is not None for cell in self._within(i, area)):
+                return True
+            row = self._numbers[i] + 1
+        return False
 
     def _row(self, row: int, area: Box) -> tuple[Any, ...]:
         out = [EMPTY_CELL] * area.cols

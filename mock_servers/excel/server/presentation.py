@@ -77,9 +77,8 @@ def format_range(
                        alignment=alignment, wrap_text=wrap_text)
     if style.empty and not merge_cells:
         raise invalid("no formatting option given")
-    for row in range(area.min_row, area.max_row + 1):
-        for col in range(area.min_col, area.max_col + 1):
-            style.apply(ws.cell(row, col))
+    style.apply_all(ws.cell(row, col) for row in range(area.min_row, area.max_row + 1)
+                    for col in range(area.min_col, area.max_col + 1))
     if merge_cells:
         layout.merge(ws, area)
     book.save(call, wb)

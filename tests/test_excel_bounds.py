@@ -150,7 +150,7 @@ def test_range_tools_refuse_more_cells_than_the_cap(world: World) -> None:
     assert json.loads(calls[7]["text"])["sheets"][0]["dimensions"] == "A1:XFD1048576"
 
 
-def _with_sheet_xml(world: World, edit: Any) -> None:
+def _with_sheet_xml(world: World, edit: Any, extra: bytes = b"") -> None:
     path = world.workspace / "book.xlsx"
     src = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
     out = io.BytesIO()
@@ -158,6 +158,8 @@ def _with_sheet_xml(world: World, edit: Any) -> None:
         for info in src.infolist():
             data = src.read(info.filename)
             dst.writestr(info.filename, edit(data) if info.filename.endswith("sheet1.xml") else data)
+        if extra:
+            dst.writestr("docProps/extra.bin", extra)
     path.write_bytes(out.getvalue())
 
 
@@ -174,8 +176,12 @@ def test_files_that_would_blow_up_when_parsed_are_refused(world: World) -> None:
         assert "17179869184 cells" in text and str(limits.MAX_BOOK_CELLS) in text
     assert (world.workspace / "book.xlsx").read_bytes() == planted
     _with_sheet_xml(world, lambda xml: xml.replace(b"<sheetData>",
-                                                   b"<sheetData>" + b" " * (65 << 20)))
+                                                   b"<sheetData>" + b" " * (13 << 20)))
     text = probe.fails("read_data_from_excel", "INVALID_ARGUMENT", **SHEET)
+    assert f"bytes of worksheets; at most {limits.MAX_SHEET_XML} are read" in text
+    _with_sheet_xml(world, lambda xml: xml.replace(b"<sheetData>" + b" " * (13 << 20),
+                                                   b"<sheetData>"), extra=b" " * (65 << 20))
+    text = probe.fails("write_data_to_excel", "INVALID_ARGUMENT", **SHEET, data=[[1]])
     assert f"at most {limits.MAX_UNPACKED} are read" in text
 
 

@@ -24,6 +24,7 @@ MAX_FORMULA = 8_192  # characters per formula, as in Excel
 MAX_LABEL = 1_000  # characters of a chart or axis title
 
 MAX_UNPACKED = 64 * 1024 * 1024  # bytes a workbook file may unpack to
+MAX_SHEET_XML = 12 * 1024 * 1024  # bytes of worksheet XML (of cells) a workbook may hold
 _MERGE_REF = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*?\bref="([^"]+)"')
 
 # Characters XML 1.0 cannot carry: C0 controls except tab, LF and CR; lone surrogates;
@@ -60,20 +61,26 @@ def new_cells(ws: Worksheet, min_row: int, min_col: int, rows: int, cols: int) -
 
 
 def check_archive(data: bytes, shown: str) -> None:
-    """Refuse, before parsing it, a workbook file that unpacks to more than MAX_UNPACKED bytes
-    or whose merged ranges span more than MAX_BOOK_CELLS cells (openpyxl makes a cell of each
-    merged cell when it loads a file)."""
+    """Refuse, before parsing it, a workbook file that unpacks to more than MAX_UNPACKED bytes,
+    holds more than MAX_SHEET_XML bytes of worksheets (parsing time grows with them), or whose
+    merged ranges span more than MAX_BOOK_CELLS cells (openpyxl makes a cell of each merged
+    cell when it loads a file)."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         entries = archive.infolist()
         unpacked = sum(entry.file_size for entry in entries)
         if unpacked > MAX_UNPACKED:
             raise invalid(f"{shown} unpacks to {unpacked} bytes; at most {MAX_UNPACKED} are read")
+        sheets = [entry for entry in entries if entry.filename.startswith("xl/worksheets/")
+                  and entry.filename.endswith(".xml")]
+        sheet_bytes = sum(entry.file_size for entry in sheets)
+        if sheet_bytes > MAX_SHEET_XML:
+            raise invalid(f"{shown} holds {sheet_bytes} bytes of worksheets; at most "
+                          f"{MAX_SHEET_XML} are read")
         merged = 0
-        for entry in entries:
-            if entry.filename.startswith("xl/worksheets/") and entry.filename.endswith(".xml"):
-                for ref in _MERGE_REF.findall(archive.read(entry)):
-                    min_col, min_row, max_col, max_row = range_boundaries(ref.decode())
-                    merged += (max_row - min_row + 1) * (max_col - min_col + 1)
+        for entry in sheets:
+            for ref in _MERGE_REF.findall(archive.read(entry)):
+                min_col, min_row, max_col, max_row = range_boundaries(ref.decode())
+                merged += (max_row - min_row + 1) * (max_col - min_col + 1)
         if merged > MAX_BOOK_CELLS:
             raise invalid(f"{shown} has merged ranges of {merged} cells in all; at most "
                           f"{MAX_BOOK_CELLS} are loaded")

@@ -344,7 +344,7 @@ def test_format_range(xl: Server) -> None:
              start_cell="A1", font_color="red")
     xl.fails("format_range", "INVALID_ARGUMENT", filepath="book.xlsx", sheet_name="Sheet1",
              start_cell="A1")
-    xl.fails("format_range", "RESOURCE_EXHAUSTED", filepath="book.xlsx", sheet_name="Sheet1",
+    xl.fails("format_range", "INVALID_ARGUMENT", filepath="book.xlsx", sheet_name="Sheet1",
              start_cell="A1", end_cell="Z10000", bold=True)
     xl.ok("format_range", filepath="book.xlsx", sheet_name="Sheet1", start_cell="A8",
           end_cell="D8", bold=True, merge_cells=True)

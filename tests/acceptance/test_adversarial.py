@@ -32,6 +32,7 @@ CALL_SECONDS = 2.0  # the per-call budget the plays run under (server config)
 SLACK_SECONDS = 1.5  # on top of it: stopping, rolling back, answering
 MEMORY_BYTES = 3 << 29  # 1.5 GiB of address space for the playing process
 CHILD_TIMEOUT = 900
+PLAY_CONFIG = {"max_call_seconds": CALL_SECONDS}
 
 
 def _deep(levels: int) -> list[Any]:
@@ -60,8 +61,8 @@ KNOWN = {  # (server, tool, parameter, class) -> the defect; filled as defects a
 }
 
 
-def _user(server: str) -> Task | None:
-    return next((t for t in tasks().values() if server in t.spec.servers.values()), None)
+def _users(server: str) -> list[Task]:
+    return [t for _, t in sorted(tasks().items()) if server in t.spec.servers.values()]
 
 
 # ---- the playing process -------------------------------------------------------------------
@@ -83,47 +84,66 @@ def _base_value(schema: dict[str, Any]) -> Any:
     return "A1"
 
 
-def _seen_values(gateway: Any, user: Task | None) -> dict[str, Any]:
-    """The first value the read set gave each parameter name (real paths, ids, sheet names)."""
+def _seen_values(gateway: Any, user: Task, server: str) -> dict[str, Any]:
+    """The first value the read set gave each parameter name (real paths, ids, sheet names);
+    empty when the read set calls no tool of `server`."""
     from envs.core.build import drive, tool_list
     from loca.core.script import ToolReply, ToolRequest
 
     seen: dict[str, Any] = {}
-    if user is None:
-        return seen
+    servers = {spec.name: gateway.runtimes[spec.server].toolbox.server for spec in gateway.specs}
+    used = False
 
     async def record(request: ToolRequest) -> ToolReply:
+        nonlocal used
+        used = used or servers.get(request.name) == server
         for key, value in dict(request.arguments).items():
             seen.setdefault(key, value)
         outcome = await gateway.call(request.name, dict(request.arguments))
         return ToolReply(outcome.text, outcome.is_error)
 
     asyncio.run(drive(user.spec.read_set("", tool_list(gateway)), record))
-    return seen
+    return seen if used else {}
 
 
-def play(server: str, root: str, report: str) -> None:
-    """Play every hostile value in every parameter of every tool of `server` on the world at
-    `root`; write one JSON line per call to `report`."""
+def _world_to_play(server: str, base: Path) -> tuple[Any, Task | None, dict[str, Any]]:
+    """The gateway over the smallest world of the first task whose read set uses `server` (its
+    argument values make plausible calls), else of the last task using it, else an empty world
+    with the server's tables."""
     from mock_servers.gateway import Gateway
 
-    user = _user(server)
-    gateway = Gateway(World.load(Path(root)), user.spec.servers if user else {server: server},
-                      config={"max_call_seconds": CALL_SECONDS})
-    seen = _seen_values(gateway, user)
-    with open(report, "w", encoding="utf-8") as out:
+    users = _users(server)
+    for n, user in enumerate(users):
+        world = user.generate(base / f"world{n}", smallest_params(user), 0)
+        gateway = Gateway(world, user.spec.servers, config=PLAY_CONFIG)
+        seen = _seen_values(gateway, user, server)
+        if seen or n == len(users) - 1:
+            return gateway, user, seen
+        gateway.close()
+    meta = WorldMeta(task="none", seed=0, params={}, now="2025-01-15T09:00:00Z", generator_version="0")
+    world, db = create_world(base / "world", meta, [server])
+    db.dispose()
+    return Gateway(world, {server: server}, config=PLAY_CONFIG), None, {}
+
+
+def play(server: str, base: str) -> None:
+    """Play every hostile value in every parameter of every tool of `server`; write one JSON
+    line per call to `report.jsonl` under `base`, after a first line naming the world."""
+    gateway, user, seen = _world_to_play(server, Path(base))
+    with open(Path(base) / "report.jsonl", "w", encoding="utf-8") as out:
+        out.write(json.dumps({"world": str(gateway.world.root), "task": user.name if user else None}) + "\n")
         for spec in gateway.specs:
             toolbox = gateway.runtimes[spec.server].toolbox
             if toolbox.server != server:
                 continue
             tdef = toolbox.defs[spec.tool]
             props = spec.parameters["properties"]
-            base = {k: seen.get(k, _base_value(props[k])) for k in spec.parameters["required"]}
+            base_args = {k: seen.get(k, _base_value(props[k])) for k in spec.parameters["required"]}
             for param, schema in [*props.items(), (UNKNOWN, {})]:
                 for kind, values in HOSTILE.items():
                     for value in values:
                         started = time.monotonic()
-                        outcome = asyncio.run(gateway.call(spec.name, {**base, param: value}))
+                        outcome = asyncio.run(gateway.call(spec.name, {**base_args, param: value}))
                         out.write(json.dumps({
                             "tool": spec.tool, "param": param, "kind": kind,
                             "value": repr(value)[:40], "seconds": time.monotonic() - started,
@@ -141,28 +161,23 @@ def _limit_memory() -> None:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[World, list[dict[str, Any]], str]]:
-    """Per server: the world played on, the report of every call, the player's stderr."""
+def played() -> dict[str, Any]:
+    """Per server: the world played on, its task, the report of every call, what went wrong."""
     return {}
 
 
-def _play_server(server: str, base: Path) -> tuple[World, list[dict[str, Any]], str]:
-    user = _user(server)
-    root = base / "world"
-    if user is not None:
-        world = user.generate(root, smallest_params(user), 0)
-    else:
-        meta = WorldMeta(task="none", seed=0, params={}, now="2025-01-15T09:00:00Z", generator_version="0")
-        world, db = create_world(root, meta, [server])
-        db.dispose()
-    report = base / "report.jsonl"
-    code = f"from tests.acceptance.test_adversarial import play; play({server!r}, {str(root)!r}, {str(report)!r})"
+def _play_server(server: str, base: Path) -> tuple[World | None, Task | None, list[dict[str, Any]], str]:
+    code = f"from tests.acceptance.test_adversarial import play; play({server!r}, {str(base)!r})"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=CHILD_TIMEOUT, preexec_fn=_limit_memory)
+    report = base / "report.jsonl"
     lines = report.read_text(encoding="utf-8").splitlines() if report.exists() else []
-    rows = [json.loads(line) for line in lines]
+    if not lines:
+        return None, None, [], f"exit {done.returncode}: {done.stderr[-3000:]}"
+    head, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    user = tasks()[head["task"]] if head["task"] else None
     problem = "" if done.returncode == 0 else f"exit {done.returncode}: {done.stderr[-3000:]}"
-    return world, rows, problem
+    return World.load(head["world"]), user, rows, problem
 
 
 def _server_play(server: str, played: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Any:
@@ -177,7 +192,7 @@ TOOLS = [(server, tool) for server, defs in sorted(load().items()) for tool in s
 @pytest.mark.parametrize(("server", "tool"), TOOLS, ids=[f"{s}-{t}" for s, t in TOOLS])
 def test_hostile_arguments(server: str, tool: str, played: dict[str, Any],
                            tmp_path_factory: pytest.TempPathFactory) -> None:
-    _, rows, problem = _server_play(server, played, tmp_path_factory)
+    _, _, rows, problem = _server_play(server, played, tmp_path_factory)
     assert not problem, f"the playing process failed ({problem})"
     mine = [r for r in rows if r["tool"] == tool]
     assert mine, "no call was played"
@@ -208,11 +223,10 @@ def _breaks(row: dict[str, Any]) -> bool:
 @pytest.mark.parametrize("server", sorted(load()))
 def test_world_still_opens_and_grades(server: str, played: dict[str, Any],
                                       tmp_path_factory: pytest.TempPathFactory) -> None:
-    world, _, problem = _server_play(server, played, tmp_path_factory)
-    assert not problem, f"the playing process failed ({problem})"
+    world, user, _, problem = _server_play(server, played, tmp_path_factory)
+    assert world is not None and not problem, f"the playing process failed ({problem})"
     with sqlite3.connect(world.state_path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    user = _user(server)
     if user is not None:
         verdict = user.check(World.load(world.root))
         assert not verdict.errored, [c for c in verdict.checks if c.error]

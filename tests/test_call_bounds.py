@@ -169,7 +169,7 @@ def test_the_runtime_refuses_before_the_tool_runs_and_on_both_paths(rt: ServerRu
     async def over_mcp() -> str:
         async with Client(rt.app) as client:
             result = await client.call_tool("bound_echo", {"value": ["\ud800"]}, raise_on_error=False)
-            return result.content[0].text  # type: ignore[union-attr]
+            return str(result.content[0].text)
 
     assert asyncio.run(over_mcp()).startswith(
         "Error [INVALID_ARGUMENT]: bound_echo: parameter 'value[0]': contains an unpaired surrogate")

@@ -48,12 +48,19 @@ def denied(message: str, hint: str | None = None) -> ToolFailure:
 MAX_TOOL_NAME = 64  # a longer name is no tool's and is shown shortened
 
 
+def _shown(tool: str) -> str:
+    return tool if len(tool) <= MAX_TOOL_NAME else tool[:MAX_TOOL_NAME] + "…"
+
+
 def format_error(tool: str, code: Code | str, message: str, hint: str | None = None) -> str:
     code_text = code.value if isinstance(code, Code) else code
-    if len(tool) > MAX_TOOL_NAME:
-        tool = tool[:MAX_TOOL_NAME] + "…"
-    text = f"Error [{code_text}]: {tool}: {message}"
+    text = f"Error [{code_text}]: {_shown(tool)}: {message}"
     return f"{text}\nHint: {hint}" if hint else text
+
+
+def unknown_tool(name: str) -> str:
+    """The error of a call to a tool that does not exist (a name of any length)."""
+    return format_error(name, Code.NOT_FOUND, f"unknown tool '{_shown(name)}'")
 
 
 def cap_error(text: str, max_chars: int) -> str:

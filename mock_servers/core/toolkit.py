@@ -51,6 +51,7 @@ from mock_servers.core.errors import (
     format_error,
     format_validation_error,
     strip_host_paths,
+    unknown_tool,
 )
 from mock_servers.core.limits import check_arguments
 from mock_servers.core.output import cap_json, cap_text
@@ -302,7 +303,7 @@ class ServerRuntime:
         """The gym's fast path: the same tool objects the FastMCP app serves, called directly."""
         tool = self.tools.get(name)
         if tool is None:
-            return ToolOutcome(self.error_text(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+            return ToolOutcome(unknown_tool(name), True)
         started = time.monotonic()
         refused = self.refusal(name, arguments)
         if refused is not None:
@@ -357,7 +358,7 @@ class ErrorFormatting(Middleware):
                 route[0].audit(route[1], context.message.arguments, ToolOutcome(str(exc), True), started)
             raise
         except NotFoundError:
-            raise ToolError(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'")) from None
+            raise ToolError(unknown_tool(name)) from None
         if route is not None:
             text = "".join(getattr(block, "text", "") for block in result.content)
             route[0].audit(route[1], context.message.arguments, ToolOutcome(text, False), started)

@@ -25,7 +25,7 @@ _NAMES = {"\x00": "a NUL character", "\ufffe": "the non-character U+FFFE",
           "\uffff": "the non-character U+FFFF"}
 
 
-def describe_char(char: str) -> str:
+def _describe_char(char: str) -> str:
     code = ord(char)
     if char in _NAMES:
         return _NAMES[char]
@@ -63,7 +63,7 @@ class _Walk:
             raise _Refused(f"the arguments hold more than {MAX_TOTAL_CHARS} characters in all")
         found = pattern.search(value)
         if found:
-            raise _Refused(f"contains {describe_char(found.group())} at position {found.start()}, "
+            raise _Refused(f"contains {_describe_char(found.group())} at position {found.start()}, "
                            "which cannot be stored")
 
     def value(self, value: Any, depth: int, limit: int, pattern: re.Pattern[str]) -> None:

@@ -67,6 +67,8 @@ def _raise_in(thread: int, exc: type[BaseException] | None) -> None:
 class Watchdog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._calls = threading.Condition(self._lock)  # notified when a call arrives while idle
+        self._idle = False
         self._armed: set[_Armed] = set()
         self._overdue: set[int] = set()  # threads whose current call was stopped
         self._thread: threading.Thread | None = None
@@ -86,6 +88,9 @@ class Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="call-watchdog", daemon=True)
                 self._thread.start()
+            elif self._idle:
+                self._idle = False
+                self._calls.notify()
         try:
             yield
             self._disarm(armed)  # a stop still pending when the block ends is raised here
@@ -110,11 +115,14 @@ class Watchdog:
         return Budget(Code.DEADLINE_EXCEEDED, f"the call took longer than {seconds:g} s and was stopped")
 
     def _watch(self) -> None:
+        """Look at the calls in flight every POLL_S; sleep without waking while there are none."""
         while True:
+            with self._lock:
+                while not self._armed:
+                    self._idle = True
+                    self._calls.wait()
             time.sleep(POLL_S)
             with self._lock:
-                if not self._armed:
-                    continue
                 now = time.monotonic()
                 resident = _resident() if any(a.memory is not None for a in self._armed) else None
                 for armed in self._armed:

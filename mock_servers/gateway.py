@@ -13,7 +13,7 @@ from fastmcp import FastMCP
 from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
-from mock_servers.core.errors import Code, format_error
+from mock_servers.core.errors import unknown_tool
 from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, ToolOutcome
 
 Naming = Literal["prefixed", "dedup", "bare"]
@@ -87,7 +87,7 @@ class Gateway:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         route = self.routes.get(name)
         if route is None:
-            return ToolOutcome(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+            return ToolOutcome(unknown_tool(name), True)
         key, tool = route
         return await self.runtimes[key].call(tool, arguments)
 

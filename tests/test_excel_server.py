@@ -442,6 +442,10 @@ def test_copy_range(xl: Server) -> None:
                                          [None, "East", "pen"]]
     xl.fails("copy_range", "NOT_FOUND", filepath="book.xlsx", sheet_name="Sheet1",
              source_start="A1", source_end="B2", target_start="A1", target_sheet="Nope")
+    text = xl.fails("copy_range", "INVALID_ARGUMENT", filepath="book.xlsx", sheet_name="Sheet1",
+                    source_start="E2", source_end="E2", target_start="A1")  # =C2*D2 would point left of A
+    assert "beyond the sheet's edge" in text
+    assert xl.book()["Sheet1"]["A1"].value == "region"  # nothing written
 
 
 def test_delete_range(xl: Server) -> None:

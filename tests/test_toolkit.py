@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from mock_servers.core.errors import invalid
 from mock_servers.core.models import ClaimRecord, ClockState
 from mock_servers.core.output import cap_json, cap_text
-from mock_servers.core.toolkit import Call, ServerRuntime, Toolbox, normalize_schema
+from mock_servers.core.schema import normalize_schema
+from mock_servers.core.toolkit import Call, ServerRuntime, Toolbox
 from mock_servers.core.types import CellValue, Int
 from mock_servers.gateway import Gateway, exposed_name
 

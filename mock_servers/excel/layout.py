@@ -9,7 +9,7 @@ from copy import copy
 from typing import Literal
 
 from openpyxl.cell.cell import Cell, MergedCell
-from openpyxl.formula.translate import Translator
+from openpyxl.formula.translate import Translator, TranslatorError
 from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
@@ -147,5 +147,9 @@ def _moved_value(cell: Cell | MergedCell, row: int, col: int) -> object:
     value = cell.value
     if isinstance(value, str) and value.startswith("="):
         dest = f"{get_column_letter(col)}{row}"
-        return Translator(value, origin=cell.coordinate).translate_formula(dest)
+        try:
+            return Translator(value, origin=cell.coordinate).translate_formula(dest)
+        except TranslatorError:
+            raise invalid(f"the formula of {cell.coordinate} copied to {dest} would refer to cells "
+                          f"beyond the sheet's edge") from None
     return value

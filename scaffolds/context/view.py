@@ -15,7 +15,8 @@ Changes (each key optional):
 - `hide`: mids that leave the view; `pin`: mids never truncated; `to_end`: mids moved, in order,
   to the end of the view (turn groups kept after a compaction summary).
 
-Turn-0 messages (system prompt, task message) are pinned from the start.
+Turn-0 messages (system prompt, task message) are pinned from the start. An empty assistant
+reply (no text, no call) is never shown.
 """
 
 from __future__ import annotations
@@ -104,8 +105,9 @@ class Renderer:
         self._seen = count
 
     def add(self, message: Message) -> None:
-        if message.parent_call_id is not None:
-            return  # nested calls never enter the conversation
+        if message.parent_call_id is not None or (message.role == "assistant"
+                                                  and message.is_empty):
+            return  # nested calls never enter the conversation; empty replies are never sent
         self._source[message.mid] = message
         self._put(ViewEntry(message.mid, message.turn, frozenset(), message, message.tokens))
         if message.turn == 0:

@@ -103,19 +103,18 @@ def table(rows: list[tuple[str, dict[str, Any]]], first: str) -> list[str]:
 async def main_async(write: bool) -> None:
     lines = [SECTION, "", f"Machine: {platform.machine()}, Python {platform.python_version()}. "
              f"`prepare` = render + budget + strategy decisions before a main call; `append` = "
-             f"the turn's two messages appended (token counts). Median of {MEASURED_TURNS} turns.",
-             "", "### At a 256K-token ledger, 1,000 new tokens per turn", ""]
+             f"the turn's two messages appended (token counts). Median of {MEASURED_TURNS} turns."]
     rows = [(label, await measure(s, w, 256_000, 1000)) for label, (s, w) in SETUPS.items()]
-    lines += table(rows, "setup") + ["", "### Growth with the ledger's size "
-                                     "(react, W=1M, 1,000 new tokens per turn)", ""]
+    lines += ["", "### At a 256K-token ledger, 1,000 new tokens per turn", "",
+              *table(rows, "setup")]
     rows = [(f"{size // 1000}K", await measure("react", 1_000_000, size, 1000))
             for size in (32_000, 64_000, 128_000, 256_000, 512_000)]
-    lines += table(rows, "ledger tokens") + ["", "### Growth with the new tokens per turn "
-                                             "(clear_tool_results+compaction, W=128K, 256K ledger)",
-                                             ""]
+    lines += ["", "### Growth with the ledger's size (react, W=1M, 1,000 new tokens per turn)", "",
+              *table(rows, "ledger tokens")]
     rows = [(f"{new:,}", await measure("clear_tool_results+compaction", 128_000, 256_000, new))
             for new in (250, 1000, 4000, 16000)]
-    lines += table(rows, "new tokens per turn")
+    lines += ["", "### Growth with the new tokens per turn (clear_tool_results+compaction, "
+              "W=128K, 256K ledger)", "", *table(rows, "new tokens per turn")]
     print("\n".join(lines))
     if write:
         results = ROOT / "RESULTS.md"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +12,7 @@ from scaffolds.accounting import message_tokens
 from scaffolds.context import clear_tool_results, truncate
 from scaffolds.context.budget import Budget
 from scaffolds.context.config import ClearToolResultsConfig, TruncateConfig
-from scaffolds.context.view import Renderer, render
+from scaffolds.context.view import Renderer, render, view_hash
 from scaffolds.messages import (
     Message,
     ReasoningPart,
@@ -75,6 +76,10 @@ def check_view(renderer: Renderer, ledger: FakeLedger) -> None:
     assert {0, 1} <= {e.mid for e in view.entries}
     replayed = render(ledger.events, ledger.messages)
     assert replayed.pairs == view.pairs and replayed.predicted == view.predicted
+    assert renderer.messages() == view.messages
+    refs = renderer.refs()
+    assert [mid for run in refs for mid in range(run[0], run[1] + 1)] == [e.mid for e in view.entries]
+    assert renderer.view_hash() == view_hash(refs) == view_hash(json.loads(json.dumps(refs)))
 
 
 def decide(renderer: Renderer, ledger: FakeLedger, changes: dict[str, Any] | None) -> None:

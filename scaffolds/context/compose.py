@@ -16,7 +16,7 @@ from scaffolds.clients.base import ModelClient, Sampling
 from scaffolds.context import awareness, clear_thinking, clear_tool_results, truncate
 from scaffolds.context.compaction import Compactor
 from scaffolds.context.config import ContextConfig
-from scaffolds.context.view import Renderer, view_hash
+from scaffolds.context.view import Renderer
 from scaffolds.ledger import Ledger
 from scaffolds.messages import Message, user_message
 from scaffolds.prompts import PROMPTS
@@ -80,9 +80,8 @@ class ContextPipeline:
             self._note(ledger, turn, s.awareness.keep_notes)
         self._maybe(ledger, "truncate", "truncate", turn,
                     truncate.plan(renderer, self.budget.input_budget, s.truncate))
-        refs = renderer.refs()
-        return Prepared(tuple(e.message for e in renderer.entries.values()),
-                        renderer.predicted, refs, view_hash(refs), tuple(self._fired))
+        return Prepared(renderer.messages(), renderer.predicted, renderer.refs(),
+                        renderer.view_hash(), tuple(self._fired))
 
     def _maybe(self, ledger: Ledger, name: str, decision: str, turn: int,
                changes: dict[str, Any] | None) -> None:

@@ -22,7 +22,6 @@ reply (no text, no call) is never shown.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -79,6 +78,11 @@ class Renderer:
         """Call id -> mid of the assistant message that made the call."""
         self._seen = 0
         self._refs: list[list[Any]] | None = []
+        self._messages: list[Message] | None = []
+        """The rendered messages, kept while only appends happen (None: rebuild)."""
+        self._hasher = hashlib.sha256()
+        self._hashed = 0
+        """Runs of `_refs` already fed to `_hasher` (all but the last, which may still grow)."""
 
     @property
     def predicted(self) -> int:
@@ -120,9 +124,11 @@ class Renderer:
             self.note_mids[message.mid] = None
         if self._refs is not None:
             _extend_refs(self._refs, message.mid, "full")
+        if self._messages is not None:
+            self._messages.append(message)
 
     def apply(self, changes: Mapping[str, Any]) -> None:
-        self._refs = None
+        self._refs = self._messages = None
         for mid in changes.get("clear", ()):
             self._clear(mid, changes)
         for mid in changes.get("strip", ()):
@@ -200,6 +206,12 @@ class Renderer:
     def view(self) -> View:
         return View(tuple(self.entries.values()), self.tools_tokens)
 
+    def messages(self) -> tuple[Message, ...]:
+        """The view's messages as sent (cached between decisions)."""
+        if self._messages is None:
+            self._messages = [e.message for e in self.entries.values()]
+        return tuple(self._messages)
+
     def groups(self) -> list[list[ViewEntry]]:
         """The unpinned visible entries as turn groups, in view order (O(view))."""
         out: list[list[ViewEntry]] = []
@@ -216,9 +228,21 @@ class Renderer:
         """The view as runs `[first_mid, last_mid]` (full) or `[first, last, variant]`."""
         if self._refs is None:
             self._refs = []
+            self._hasher, self._hashed = hashlib.sha256(), 0
             for entry in self.entries.values():
                 _extend_refs(self._refs, entry.mid, entry.variant)
         return self._refs
+
+    def view_hash(self) -> str:
+        """`view_hash(self.refs())`, computed incrementally: only new runs are hashed."""
+        refs = self.refs()
+        for run in refs[self._hashed:-1]:
+            self._hasher.update(_run_bytes(run))
+        self._hashed = max(self._hashed, len(refs) - 1)
+        hasher = self._hasher.copy()
+        if refs:
+            hasher.update(_run_bytes(refs[-1]))
+        return hasher.hexdigest()
 
 
 def _extend_refs(refs: list[list[Any]], mid: int, variant: str) -> None:
@@ -279,5 +303,16 @@ def render(events: Sequence[Mapping[str, Any]], messages: Sequence[Message]) -> 
     return Renderer().sync(events, messages).view()
 
 
-def view_hash(refs: Iterable[Any]) -> str:
-    return hashlib.sha256(json.dumps(list(refs), separators=(",", ":")).encode()).hexdigest()
+def _run_bytes(run: list[Any]) -> bytes:
+    """A run as compact JSON and `;` (variants are plain identifiers, so no escaping)."""
+    if len(run) == 2:
+        return f"[{run[0]},{run[1]}];".encode()
+    return f'[{run[0]},{run[1]},"{run[2]}"];'.encode()
+
+
+def view_hash(refs: Iterable[list[Any]]) -> str:
+    """sha256 over the runs of a view, each as compact JSON followed by `;`."""
+    hasher = hashlib.sha256()
+    for run in refs:
+        hasher.update(_run_bytes(run))
+    return hasher.hexdigest()

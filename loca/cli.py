@@ -348,12 +348,28 @@ def run(
             cells.append(f"[green]{passed}/{len(mine)}[/]" if passed == len(mine) else f"{passed}/{len(mine)}")
         table.add_row(name, *cells)
     _consoles()[0].print(table)
+    if config.strategy != "react" or any((r.get("metrics") or {}).get("strategy_firings")
+                                         for r in records):
+        _consoles()[0].print(_context_table(records, config.strategy))
     for r in [r for r in records if not r["success"]][:20]:
         failed = ", ".join(c["name"] for c in r.get("checks", []) if not c["passed"]) or "-"
         say(f"  {r['episode_id']}: {r['terminal_state']}; failed checks: {failed}")
     say(f"passed {summary['passed']}/{summary['episodes']} "
                   f"(accuracy {summary['accuracy']:.3f}); max length deviation "
                   f"{100 * summary['max_length_deviation']:.1f}%; results in {out}")
+
+
+def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:
+    """Per episode: the largest request, the trajectory it stood for, and the strategies' work."""
+    table = _table("episode", "peak request", "trajectory", "firings (tokens freed)",
+                   title=f"context: {strategy}")
+    for r in records:
+        m = r.get("metrics") or {}
+        fired = ", ".join(f"{name} {count} ({m['tokens_freed'].get(name, 0):,})"
+                          for name, count in sorted(m.get("strategy_firings", {}).items()))
+        table.add_row(r["episode_id"], f"{m.get('peak_request_tokens', 0):,}",
+                      f"{m.get('trajectory_tokens', 0):,}", fired or "-")
+    return table
 
 
 def _progress() -> Progress:

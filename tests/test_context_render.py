@@ -252,3 +252,27 @@ def test_truncation_overflow_cases() -> None:
         assert "input budget 40" in str(exc)
     else:
         raise AssertionError("the pinned messages fitted 40 tokens")
+
+
+def test_truncation_shortens_as_many_parallel_results_as_it_takes() -> None:
+    ledger = start()
+    add_turn(ledger, 1, 10, size=200)
+    renderer = Renderer().sync(ledger.events, ledger.messages)
+    limit = renderer.predicted - 1000
+    changes = truncate.plan(renderer, limit, TruncateConfig())
+    assert changes is not None and changes["hide"] == [] and len(changes["shorten"]) >= 5
+    decide(renderer, ledger, changes)
+    assert renderer.predicted <= limit
+    check_view(renderer, ledger)
+    again = truncate.plan(renderer, limit - 200, TruncateConfig())
+    decide(renderer, ledger, again)
+    assert renderer.predicted <= limit - 200
+    for entry in renderer.entries.values():
+        if "content_truncated" in entry.variants:
+            source = ledger.messages[entry.mid].content
+            content = entry.message.content
+            assert content.count("characters omitted") == 1
+            head = content.split("\n[...")[0]
+            tail = content.split("...]\n")[1]
+            assert source.startswith(head) and source.endswith(tail)
+    check_view(renderer, ledger)

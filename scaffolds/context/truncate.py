@@ -2,7 +2,8 @@
 
 Oldest turn groups go first (an assistant message with its results and notes), never the pinned
 messages or the newest `min_recent_turns` groups. If that is not enough, the largest kept tool
-result loses its middle (`oversize_result: truncate_content`).
+results lose their middle, largest first, as many as it takes (`oversize_result:
+truncate_content`; a turn may hold hundreds of parallel results, none large enough alone).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from typing import Any
 
 from loca.core.tokens import count_tokens
 from scaffolds.context.config import TruncateConfig
-from scaffolds.context.view import Renderer, ViewEntry
+from scaffolds.context.view import Renderer
+from scaffolds.messages import Message
 from scaffolds.prompts import get_prompt
 
 MARKER = "truncation/marker@1"
+MIN_KEPT_TOKENS = 64
+"""A result is never cut below this (the marker and a little of each end)."""
 _SHRINK_TRIES = 8
 
 
@@ -42,30 +46,38 @@ def plan(renderer: Renderer, limit: int, config: TruncateConfig) -> dict[str, An
     changes: dict[str, Any] = {"hide": hide}
     if predicted > limit and config.oversize_result == "truncate_content":
         hidden = set(hide)
-        kept = [e for g in groups for e in g if e.mid not in hidden and e.message.role == "tool"]
-        shorten = _shorten(max(kept, key=lambda e: e.tokens), predicted - limit) if kept else None
-        if shorten is not None:
-            changes["shorten"] = [shorten[0]]
-            predicted -= shorten[1]
+        results = sorted((e for g in groups for e in g
+                          if e.mid not in hidden and e.message.role == "tool"),
+                         key=lambda e: (-e.tokens, e.mid))
+        shorten = []
+        for entry in results:
+            if predicted <= limit or entry.tokens <= MIN_KEPT_TOKENS:
+                break
+            cut = _shorten(renderer.original(entry.mid), entry.tokens,
+                           max(MIN_KEPT_TOKENS, entry.tokens - (predicted - limit)))
+            if cut is not None:
+                shorten.append(cut[0])
+                predicted -= entry.tokens - cut[1]
+        if shorten:
+            changes["shorten"] = shorten
     if predicted > limit:
         raise Overflow(f"the request needs {predicted} tokens after hard truncation, over the "
                        f"input budget {limit}")
     return changes
 
 
-def _shorten(entry: ViewEntry, excess: int) -> tuple[list[Any], int] | None:
-    """`[mid, head, tail, marker]` cutting at least `excess` tokens from the result, and the
-    tokens it frees; None when even an empty middle cannot free that much."""
-    content = entry.message.content or ""
-    target = entry.tokens - excess
-    keep = int(len(content) * max(0, target) / max(1, entry.tokens))
+def _shorten(source: Message, tokens: int, target: int) -> tuple[list[Any], int] | None:
+    """`[mid, head, tail, marker]` keeping the start and end of a result (`tokens` as shown
+    now) within `target` tokens, and its new size; None when the marker alone is too large."""
+    content = source.content or ""
+    keep = int(len(content) * target / max(1, tokens))
     for _ in range(_SHRINK_TRIES):
         head = keep // 2
         tail = keep - head
         marker = get_prompt(MARKER).render(omitted=len(content) - keep)
-        tokens = count_tokens(content[:head] + marker + content[len(content) - tail:])
-        if tokens <= target:
-            return [entry.mid, head, tail, marker], entry.tokens - tokens
+        size = count_tokens(content[:head] + marker + content[len(content) - tail:])
+        if size <= target:
+            return [source.mid, head, tail, marker], size
         if keep == 0:
             return None
         keep = int(keep * 0.8)

@@ -203,6 +203,10 @@ class Renderer:
 
     # ------------------------------------------------------------ reading the view
 
+    def original(self, mid: int) -> Message:
+        """The message of `mid` as the ledger holds it."""
+        return self._source[mid]
+
     def view(self) -> View:
         return View(tuple(self.entries.values()), self.tools_tokens)
 

@@ -361,13 +361,13 @@ def run(
 
 def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:
     """Per episode: the largest request, the trajectory it stood for, and the strategies' work."""
-    table = _table("episode", "peak request", "trajectory", "firings (tokens freed)",
-                   title=f"context: {strategy}")
+    table = _table("task", "length", "seed", "peak request", "trajectory",
+                   "firings (tokens freed)", title=f"context: {strategy}")
     for r in records:
         m = r.get("metrics") or {}
         fired = ", ".join(f"{name} {count} ({m['tokens_freed'].get(name, 0):,})"
                           for name, count in sorted(m.get("strategy_firings", {}).items()))
-        table.add_row(r["episode_id"], f"{m.get('peak_request_tokens', 0):,}",
+        table.add_row(r["task"], r["length"], str(r["seed"]), f"{m.get('peak_request_tokens', 0):,}",
                       f"{m.get('trajectory_tokens', 0):,}", fired or "-")
     return table
 

@@ -305,3 +305,17 @@ def test_strategies_compose_in_order(tmp_path: Path) -> None:
     # the summary request saw the cleared view
     placeholder = "[Tool result cleared"
     assert any((m.content or "").startswith(placeholder) for m in client.requests[0].messages)
+
+
+def test_compaction_counts_the_summary_against_what_it_freed(tmp_path: Path) -> None:
+    ep = Episode(tmp_path, {"compaction": {"trigger": 1000, "summary_max_tokens": 300}},
+                 SummaryClient(SUMMARY))
+    for _ in range(6):
+        ep.play()
+    after = ep.prepare().predicted
+    (fired,) = ep.decisions("compaction")
+    summary = ep.ledger.messages[fired["summary_mid"]]
+    unsummarised = 100 + sum(m.tokens for m in ep.ledger.messages[:-1])
+    assert fired["tokens_before"] == unsummarised
+    assert fired["tokens_after"] == after == 100 + sum(m.tokens for m in ep.ledger.messages[:2]) \
+        + summary.tokens

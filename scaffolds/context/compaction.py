@@ -115,11 +115,13 @@ class Compactor:
     def _adopt(self, ledger: Ledger, renderer: Renderer, reply: Message, kept: list[int],
                turn: int, attempt: int, record: Callable[..., None]) -> None:
         preamble = get_prompt(self.config.preamble).text
+        before = renderer.predicted
         summary = ledger.append_message(
             user_message([preamble, reply.text.strip()], "strategy.compaction"), turn=turn - 1)
         keep = set(kept)
         hide = [mid for mid, e in renderer.entries.items() if e.turn != 0 and mid not in keep]
         reasoning = [p.text for p in reply.parts if isinstance(p, ReasoningPart)]
         record("compaction", "compact", turn, {"hide": hide, "pin": [summary.mid], "to_end": kept},
-               summary_mid=summary.mid, attempt=attempt, summary_reasoning=reasoning or None)
+               before=before, summary_mid=summary.mid, attempt=attempt,
+               summary_reasoning=reasoning or None)
 

@@ -89,10 +89,11 @@ class ContextPipeline:
             self._record(ledger, name, decision, turn, changes)
 
     def _record(self, ledger: Ledger, name: str, decision: str, turn: int,
-                changes: Mapping[str, Any], **extra: Any) -> None:
-        """Apply a decision to the view and record it with the tokens it freed."""
+                changes: Mapping[str, Any], before: int | None = None, **extra: Any) -> None:
+        """Apply a decision to the view and record it with the tokens it freed; `before` is P
+        before the decision when messages it added (a summary) are already in the ledger."""
         renderer = self.renderer.sync(ledger.events, ledger.messages)
-        before = renderer.predicted
+        before = renderer.predicted if before is None else before
         renderer.apply(changes)
         ledger.record("strategy", {"name": name, "decision": decision, "turn": turn,
                                    "tokens_before": before, "tokens_after": renderer.predicted,

@@ -58,6 +58,7 @@ class AgentLoop:
     """Runs episodes of one env with one model client; each `run` is independent.
 
     The loop closes the env at the end of every episode; the client belongs to the caller.
+    A context setting the client cannot honour is refused here, before any episode.
     A `context_blind` client (a scripted agent, which does not react to its context) is sent the
     whole conversation, while the view it would have been shown is rendered and recorded as
     for any model.
@@ -68,6 +69,7 @@ class AgentLoop:
         self.env = env
         self.client = client
         self.config = config or AgentConfig()
+        self.config.context.check_model(getattr(client, "reasoning_echo", "all"))
         self.context_blind = context_blind
 
     async def run(self, seed: int | None, options: Mapping[str, Any] | None,

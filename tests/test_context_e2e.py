@@ -139,3 +139,12 @@ async def test_a_prompt_over_the_budget_is_context_overflow(fake_llm: FakeLLM,
     result = await play(make_client(), tmp_path, {}, window=600)
     assert result.terminal_state == "context_overflow" and fake_llm.requests == []
     assert "over the input budget 100" in result.error.message
+
+
+@pytest.mark.asyncio
+async def test_thinking_clearing_the_client_cannot_honour_is_refused(
+        make_client: MakeClient) -> None:
+    context = ContextConfig.model_validate({"strategies": {"clear_thinking": {}}})
+    with pytest.raises(ValueError, match="nothing to clear"):
+        AgentLoop(FakeEnv(), make_client(reasoning_echo="none"), AgentConfig(context=context))
+    AgentLoop(FakeEnv(), make_client(), AgentConfig(context=context))

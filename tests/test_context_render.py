@@ -208,12 +208,14 @@ def test_refs_compress_runs_and_follow_appends() -> None:
     ledger = start()
     add_turn(ledger, 1, 2)
     renderer = Renderer().sync(ledger.events, ledger.messages)
-    assert renderer.refs() == [[0, 4]]
+    assert renderer.refs() == ([0, 4],)
     decide(renderer, ledger, {"clear": [3], "style": "placeholder", "placeholder": "[c]"})
-    assert renderer.refs() == [[0, 2], [3, 3, "result_cleared"], [4, 4]]
+    snapshot = renderer.refs()
+    assert snapshot == ([0, 2], [3, 3, "result_cleared"], [4, 4])
     add_turn(ledger, 2, 1)
     renderer.sync(ledger.events, ledger.messages)
-    assert renderer.refs() == [[0, 2], [3, 3, "result_cleared"], [4, 6]]
+    assert renderer.refs() == ([0, 2], [3, 3, "result_cleared"], [4, 6])
+    assert snapshot == ([0, 2], [3, 3, "result_cleared"], [4, 4])  # recorded views stay as sent
 
 
 def test_truncation_drops_oldest_groups_then_shortens_the_largest_result() -> None:

@@ -18,7 +18,7 @@ from scaffolds.context.budget import Budget
 from scaffolds.context.config import CompactionConfig
 from scaffolds.context.summarizer import DigestSummarizer
 from scaffolds.context.truncate import Overflow
-from scaffolds.context.view import Renderer, view_hash
+from scaffolds.context.view import Renderer, runs_of, view_hash
 from scaffolds.ledger import Ledger
 from scaffolds.messages import Message, ReasoningPart, user_message
 from scaffolds.prompts import get_prompt
@@ -64,7 +64,7 @@ class Compactor:
         self.cooldown_until = turn + self.config.cooldown_turns + 1
 
     def _request(self, renderer: Renderer,
-                 budget: Budget) -> tuple[tuple[Message, ...], int, list[list[Any]]]:
+                 budget: Budget) -> tuple[tuple[Message, ...], int, tuple[list[Any], ...]]:
         """The view cut (oldest turn groups first) to the summary call's budget, plus the prompt."""
         limit = budget.window - self.config.summary_max_tokens - budget.margin
         prompt = user_message([get_prompt(self.config.prompt).text], "harness.prompt")
@@ -76,11 +76,11 @@ class Compactor:
             dropped.update(e.mid for e in group)
             predicted -= sum(e.tokens for e in group)
         view = [e for e in renderer.entries.values() if e.mid not in dropped]
-        refs = [[e.mid, e.mid, e.variant] for e in view] if dropped else renderer.refs()
+        refs = tuple(runs_of(view)) if dropped else renderer.refs()
         return (*(e.message for e in view), prompt), predicted, refs
 
     async def _summarise(self, ledger: Ledger, messages: tuple[Message, ...], predicted: int,
-                         refs: list[list[Any]], turn: int,
+                         refs: tuple[list[Any], ...], turn: int,
                          attempt: int) -> tuple[Message | None, str | None]:
         ledger.record("llm_request", {"turn": turn, "purpose": "compaction", "attempt": attempt,
                                       "view": refs, "view_hash": view_hash(refs),

@@ -31,7 +31,7 @@ class Prepared:
 
     messages: tuple[Message, ...]
     predicted: int
-    refs: list[list[Any]]
+    refs: tuple[list[Any], ...]
     view_hash: str
     fired: tuple[str, ...]
 

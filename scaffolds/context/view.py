@@ -177,10 +177,11 @@ class Renderer:
             message = replace(source, content=text)
             tokens = constant_tokens(text) if add == "result_cleared" else count_tokens(text)
         else:
-            message, tokens = _assistant_variant(source, entry)
-            if message is None:
+            shown, tokens = _assistant_variant(source, entry)
+            if shown is None:
                 self._drop(mid)
                 return
+            message = shown
         if "reasoning_stripped" in entry.variants or not message.reasoning:
             self._forget_reasoning(mid)
         self.tokens += tokens - old.tokens
@@ -228,18 +229,19 @@ class Renderer:
                 out.append([entry])
         return out
 
-    def refs(self) -> list[list[Any]]:
+    def refs(self) -> tuple[list[Any], ...]:
         """The view as runs `[first_mid, last_mid]` (full) or `[first, last, variant]`."""
+        return tuple(self._runs())
+
+    def _runs(self) -> list[list[Any]]:
         if self._refs is None:
-            self._refs = []
+            self._refs = runs_of(self.entries.values())
             self._hasher, self._hashed = hashlib.sha256(), 0
-            for entry in self.entries.values():
-                _extend_refs(self._refs, entry.mid, entry.variant)
         return self._refs
 
     def view_hash(self) -> str:
         """`view_hash(self.refs())`, computed incrementally: only new runs are hashed."""
-        refs = self.refs()
+        refs = self._runs()
         for run in refs[self._hashed:-1]:
             self._hasher.update(_run_bytes(run))
         self._hashed = max(self._hashed, len(refs) - 1)
@@ -249,10 +251,19 @@ class Renderer:
         return hasher.hexdigest()
 
 
+def runs_of(entries: Iterable[ViewEntry]) -> list[list[Any]]:
+    """View references of entries, in order: consecutive mids of one variant make one run."""
+    runs: list[list[Any]] = []
+    for entry in entries:
+        _extend_refs(runs, entry.mid, entry.variant)
+    return runs
+
+
 def _extend_refs(refs: list[list[Any]], mid: int, variant: str) -> None:
+    """Append `mid` to the runs; a run is replaced, never changed, so snapshots stay valid."""
     last = refs[-1] if refs else None
     if last is not None and last[1] == mid - 1 and (last[2] if len(last) > 2 else "full") == variant:
-        last[1] = mid
+        refs[-1] = [last[0], mid, *last[2:]]
     else:
         refs.append([mid, mid] if variant == "full" else [mid, mid, variant])
 
@@ -307,14 +318,14 @@ def render(events: Sequence[Mapping[str, Any]], messages: Sequence[Message]) -> 
     return Renderer().sync(events, messages).view()
 
 
-def _run_bytes(run: list[Any]) -> bytes:
+def _run_bytes(run: Sequence[Any]) -> bytes:
     """A run as compact JSON and `;` (variants are plain identifiers, so no escaping)."""
     if len(run) == 2:
         return f"[{run[0]},{run[1]}];".encode()
     return f'[{run[0]},{run[1]},"{run[2]}"];'.encode()
 
 
-def view_hash(refs: Iterable[list[Any]]) -> str:
+def view_hash(refs: Iterable[Sequence[Any]]) -> str:
     """sha256 over the runs of a view, each as compact JSON followed by `;`."""
     hasher = hashlib.sha256()
     for run in refs:

@@ -11,10 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scaffolds.clients.openai_wire import ReasoningEcho
 from scaffolds.context.budget import Budget, Trigger
 from scaffolds.prompts import get_prompt
-
-ReasoningEcho = Literal["all", "current_turn", "none"]
 
 
 class _Strict(BaseModel):

@@ -193,3 +193,13 @@ def test_run_config_validates_context_for_the_agent() -> None:
 def test_budget_rejects_bool_triggers() -> None:
     with pytest.raises(ValueError, match="is not a trigger"):
         Budget(1000, 100, 10).check_trigger("x.trigger", True)
+
+
+def test_the_readme_strategy_file_is_valid(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```yaml\n# loca run --strategy-config", 1)[1].split("```", 1)[0]
+    example = tmp_path / "small.yaml"
+    example.write_text(block.split("\n", 1)[1])
+    choice = choose(None, load_file(example))
+    assert choice.name == "clear_tool_results+compaction"
+    RunConfig(tasks=["t"], lengths=[8000], seeds=[0], agent="oracle", context=choice.context)

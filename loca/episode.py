@@ -17,7 +17,6 @@ from envs.core.registry import Task, get_task
 from loca.runner import Episode, RunConfig, failure_record
 from scaffolds.clients import ScriptedClient, Timeouts, client_from_agent_string
 from scaffolds.clients.base import ModelClient
-from scaffolds.config import AgentConfig, Limits
 from scaffolds.loop import AgentLoop
 from scaffolds.oracles import agents
 
@@ -45,10 +44,9 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
         client = make_client(episode.agent, task, config.base_url, config.timeouts)
     except Exception as exc:
         return failure_record(episode, "llm_error", exc)
-    agent_config = AgentConfig(limits=Limits(max_turns=config.max_turns,
-                                             max_tool_calls=config.max_tool_calls))
     try:
-        result = await AgentLoop(env, client, agent_config).run(
+        result = await AgentLoop(env, client, config.agent_config(),
+                                 context_blind=config.scripted).run(
             episode.seed, {"length": episode.length, "episode_dir": str(episode_dir / "world")},
             episode_dir)
     finally:
@@ -58,6 +56,7 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
     verdict = result.verdict or result.diagnostic or {}
     return {
         **episode.to_dict(),
+        "strategy": config.strategy,
         "terminal_state": result.terminal_state,
         "graded": result.graded,
         "success": result.success,

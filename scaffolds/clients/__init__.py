@@ -15,8 +15,8 @@ from scaffolds.clients.base import (
     Sampling,
     Usage,
 )
-from scaffolds.clients.openai_compat import OpenAICompatClient, Timeouts
-from scaffolds.clients.retry import Retrier, RetryPolicy
+from scaffolds.clients.openai_compat import OpenAICompatClient
+from scaffolds.clients.retry import Retrier, RetryPolicy, Timeouts
 from scaffolds.clients.scripted import GeneratorPolicy, ScriptedClient
 
 __all__ = [

@@ -29,7 +29,7 @@ class Sampling(BaseModel):
     max_output_tokens: int = Field(default=32768, gt=0)
     """Capped by the model profile's output limit where the model has one."""
     reasoning_effort: str | None = None
-    """OpenAI-compatible providers: `reasoning_effort` as sent."""
+    """Sent as `reasoning_effort` (OpenAI-compatible) or `output_config.effort` (Anthropic)."""
     reasoning_budget_tokens: int | None = Field(default=None, ge=1024)
     """Anthropic: extended thinking with this budget (below `max_output_tokens`; temperature and
     top_p must then be unset, as the API requires)."""

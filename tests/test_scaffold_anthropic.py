@@ -1,0 +1,468 @@
+"""The Anthropic client (real `anthropic` SDK) against the fake Messages API, and in the loop."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scaffolds.clients import (
+    AnthropicClient,
+    GenerateRequest,
+    LLMCallError,
+    Sampling,
+    Timeouts,
+)
+from scaffolds.clients.anthropic_wire import StreamAssembler, usage_from_wire, wire_messages
+from scaffolds.config import AgentConfig
+from scaffolds.ledger import read_trajectory
+from scaffolds.loop import AgentLoop
+from scaffolds.messages import (
+    ReasoningPart,
+    ToolCallPart,
+    assistant_message,
+    system_message,
+    tool_message,
+    user_message,
+)
+from scaffolds.profiles import registry
+from tests.fake_anthropic import (
+    FakeAnthropic,
+    MakeAnthropic,
+    cut_off,
+    error_event,
+    http_error,
+    malformed,
+    message,
+    overloaded,
+    redacted_thinking,
+    stall,
+    text,
+    thinking,
+    tool_use,
+)
+from tests.fake_llm import FIXED_NOW, SleepRecorder
+from tests.test_scaffold_loop import EXPECTED, FakeEnv, assert_paired
+
+STREAM = [True, False]
+
+
+def request(**sampling: Any) -> GenerateRequest:
+    return GenerateRequest(messages=(user_message(["hello"], "task"),), tools=FakeEnv.TOOLS,
+                           sampling=Sampling(**sampling))
+
+
+def solution_replies() -> list[Any]:
+    return [
+        message(tool_use("list_notes")),
+        message(text("Reading all notes."),
+                *[tool_use("read_note", {"id": i}, f"toolu_read_{i}") for i in (1, 2, 3)]),
+        message(tool_use("write_answer", {"text": EXPECTED})),
+        message(tool_use("claim_done")),
+    ]
+
+
+async def run_loop(client: AnthropicClient, tmp_path: Path, env: FakeEnv | None = None,
+                   **config: Any):
+    loop = AgentLoop(env or FakeEnv(), client, AgentConfig(**config))
+    return await loop.run(seed=0, options={"length": "8k"}, episode_dir=tmp_path)
+
+
+def blocks_with_marks(body: dict[str, Any]) -> list[str]:
+    """Where a request carries cache breakpoints."""
+    marked = [f"tool:{t['name']}" for t in body.get("tools", ()) if "cache_control" in t]
+    marked += ["system" for b in body.get("system", ()) if "cache_control" in b]
+    for index, wire in enumerate(body["messages"]):
+        marked += [f"message:{index}:{b['type']}" for b in wire["content"]
+                   if "cache_control" in b]
+    return marked
+
+
+# ---------------------------------------------------------------- a whole episode
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_tool_use_round_trip_in_the_loop(fake_anthropic: FakeAnthropic,
+                                               make_anthropic: MakeAnthropic, tmp_path: Path,
+                                               stream: bool) -> None:
+    fake_anthropic.push(*solution_replies())
+    env = FakeEnv()
+    result = await run_loop(make_anthropic(stream=stream), tmp_path, env,
+                            sampling=Sampling(temperature=0.5, max_output_tokens=1000))
+    assert result.terminal_state == "claimed_done" and result.success and result.reward == 1.0
+    assert env.called == ["list_notes", "read_note", "read_note", "read_note", "write_answer",
+                          "claim_done"]
+    first, last = fake_anthropic.requests[0], fake_anthropic.requests[-1]
+    assert bool(first.get("stream")) == stream
+    assert (first["model"], first["max_tokens"], first["temperature"]) == ("claude-fake", 1000,
+                                                                           0.5)
+    assert "seed" not in first and first["tool_choice"] == {"type": "auto"}
+    assert [t["name"] for t in first["tools"]] == [t["name"] for t in FakeEnv.TOOLS]
+    assert first["tools"][1]["input_schema"] == FakeEnv.TOOLS[1]["parameters"]
+    assert first["system"][0]["type"] == "text" and first["system"][0]["text"]
+    assert [m["role"] for m in first["messages"]] == ["user"]
+    wire = last["messages"]
+    assert [m["role"] for m in wire] == ["user", "assistant", "user", "assistant", "user",
+                                         "assistant", "user"]
+    assert [_strip(b) for b in wire[3]["content"]] == [
+        {"type": "text", "text": "Reading all notes."},
+        *[{"type": "tool_use", "id": f"toolu_read_{i}", "name": "read_note", "input": {"id": i}}
+          for i in (1, 2, 3)]]
+    assert [_strip(b) for b in wire[4]["content"]] == [
+        {"type": "tool_result", "tool_use_id": f"toolu_read_{i}", "content": f"{word} is {n} "}
+        for i, word, n in ((1, "alpha", 3), (2, "beta", 4), (3, "gamma", 5))]
+    m = result.metrics
+    assert m.usage_reported and (m.input_tokens, m.output_tokens) == (400, 40)
+    assert m.cost_usd is None  # no price for this model
+    trajectory = read_trajectory(Path(result.trajectory_path))
+    assert [r["request_id"] for r in trajectory.of_type("llm_response")] == [
+        f"req_fake_{n}" for n in range(1, 5)]
+    assert_paired(trajectory.messages)
+
+
+def _strip(block: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_thinking_blocks_are_stored_and_echoed_exactly(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path,
+        stream: bool) -> None:
+    blocks = (thinking("The sum is twelve.", "sig-1"), redacted_thinking("EncryptedBlob=="),
+              text("Writing it."), thinking("Then finish.", "sig-2"),
+              tool_use("write_answer", {"text": EXPECTED}, "toolu_w"))
+    fake_anthropic.push(message(*blocks), message(tool_use("claim_done")))
+    result = await run_loop(make_anthropic(stream=stream), tmp_path,
+                            sampling=Sampling(reasoning_budget_tokens=2048,
+                                              max_output_tokens=4096))
+    assert result.success
+    first, second = fake_anthropic.requests
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert "temperature" not in first and "top_p" not in first
+    echoed = second["messages"][1]
+    assert echoed["role"] == "assistant" and echoed["content"] == list(blocks)
+    stored = read_trajectory(Path(result.trajectory_path)).messages[2]
+    assert [(p.source_field, p.text, p.signature, p.redacted) for p in stored.reasoning] == [
+        ("thinking", "The sum is twelve.", "sig-1", False),
+        ("redacted_thinking", "EncryptedBlob==", None, True),
+        ("thinking", "Then finish.", "sig-2", False)]
+
+
+@pytest.mark.asyncio
+async def test_cache_marks_on_last_tool_system_and_newest_message(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(*solution_replies())
+    await run_loop(make_anthropic(), tmp_path)
+    marks = [blocks_with_marks(body) for body in fake_anthropic.requests]
+    assert marks[0] == ["tool:claim_done", "system", "message:0:text"]
+    assert marks[1] == ["tool:claim_done", "system", "message:2:tool_result"]
+    assert marks[2] == ["tool:claim_done", "system", "message:4:tool_result"]
+    last_results = fake_anthropic.requests[2]["messages"][4]["content"]
+    assert ["cache_control" in b for b in last_results] == [False, False, True]
+
+
+@pytest.mark.asyncio
+async def test_prompt_caching_off_sends_no_marks(fake_anthropic: FakeAnthropic,
+                                                 make_anthropic: MakeAnthropic) -> None:
+    fake_anthropic.push(message(text("ok")))
+    await make_anthropic(prompt_caching="off").generate(request())
+    assert blocks_with_marks(fake_anthropic.requests[0]) == []
+
+
+@pytest.mark.asyncio
+async def test_summary_call_keeps_tools_with_tool_choice_none(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic) -> None:
+    fake_anthropic.push(message(text("Summary.")))
+    call = GenerateRequest(messages=(user_message(["hello"], "task"),), tools=FakeEnv.TOOLS,
+                           tool_choice="none", purpose="compaction")
+    result = await make_anthropic().generate(call)
+    body = fake_anthropic.requests[0]
+    assert body["tool_choice"] == {"type": "none"} and len(body["tools"]) == len(FakeEnv.TOOLS)
+    assert result.message.text == "Summary."
+
+
+@pytest.mark.asyncio
+async def test_an_empty_reply_is_not_sent_back_and_the_nudge_follows_the_task(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(*[message()] * 3, *solution_replies())
+    result = await run_loop(make_anthropic(), tmp_path, on_text_reply="nudge")
+    assert result.success and result.metrics.retries_by_class == {"empty": 2}
+    fourth = fake_anthropic.requests[3]["messages"]
+    assert [m["role"] for m in fourth] == ["user"]
+    assert [b["type"] for b in fourth[0]["content"]] == ["text", "text"]
+    assert "claim_done" in fourth[0]["content"][1]["text"]
+
+
+# ---------------------------------------------------------------- wire rules
+
+
+def test_one_user_message_per_turn_results_first_then_notes() -> None:
+    calls = [ToolCallPart.parse("toolu_a", "read_note", '{"id": 1}'),
+             ToolCallPart.parse("toolu_b", "list_notes", "")]
+    system, wire = wire_messages([
+        system_message("Be brief."), user_message(["task"], "task"),
+        assistant_message("Two calls.", calls),
+        tool_message("toolu_a", "read_note", "alpha"),
+        user_message(["Note: 3 turns left."], "harness.warning"),
+        tool_message("toolu_b", "list_notes", "", is_error=True),
+    ])
+    assert system == [{"type": "text", "text": "Be brief."}]
+    assert [m["role"] for m in wire] == ["user", "assistant", "user"]
+    assert wire[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "alpha"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "is_error": True},
+        {"type": "text", "text": "Note: 3 turns left."}]
+
+
+def test_reasoning_of_other_providers_and_invalid_arguments() -> None:
+    reply = assistant_message(
+        "Done.", [ToolCallPart.parse("toolu_x", "write_answer", '{"text": "1')],
+        [ReasoningPart("from elsewhere", "reasoning_content"),
+         ReasoningPart("unsigned", "thinking")])
+    _, wire = wire_messages([user_message(["task"], "task"), reply])
+    assert wire[1]["content"] == [
+        {"type": "text", "text": "Done."},
+        {"type": "tool_use", "id": "toolu_x", "name": "write_answer", "input": {}}]
+
+
+def test_lone_surrogates_are_replaced_on_the_way_out() -> None:
+    _, wire = wire_messages([user_message(["a\ud800b"], "task")])
+    assert wire[0]["content"][0]["text"] == "a\ufffdb"
+
+
+@pytest.mark.parametrize(("stop_reason", "finish"), [
+    ("end_turn", "stop"), ("stop_sequence", "stop"), ("max_tokens", "length"),
+    ("model_context_window_exceeded", "length"), ("pause_turn", "pause"),
+    ("refusal", "refusal"), ("something_new", "stop")])
+@pytest.mark.asyncio
+async def test_stop_reasons_map_to_finish_reasons(fake_anthropic: FakeAnthropic,
+                                                  make_anthropic: MakeAnthropic,
+                                                  stop_reason: str, finish: str) -> None:
+    fake_anthropic.push(message(text("x"), stop_reason=stop_reason))
+    result = await make_anthropic().generate(request())
+    assert result.finish_reason == finish
+    assert result.message.refusal == (finish == "refusal")
+
+
+def test_a_streamed_delta_for_an_unknown_block_is_malformed() -> None:
+    assembler = StreamAssembler()
+    with pytest.raises(KeyError):
+        assembler.add({"type": "content_block_delta", "index": 3,
+                       "delta": {"type": "text_delta", "text": "x"}})
+
+
+# ---------------------------------------------------------------- usage and cost
+
+
+def test_usage_counts_cache_reads_and_writes_in_the_prompt() -> None:
+    usage = usage_from_wire({"input_tokens": 50, "cache_creation_input_tokens": 1000,
+                             "cache_read_input_tokens": 4000, "output_tokens": 300,
+                             "output_tokens_details": {"thinking_tokens": 120}})
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
+            usage.output_tokens, usage.reasoning_tokens, usage.reported) == (
+        5050, 4000, 1000, 300, 120, True)
+    assert not usage_from_wire({"output_tokens": 3}).reported
+    assert not usage_from_wire({"input_tokens": "many", "output_tokens": 3}).reported
+    assert usage_from_wire(None) == usage_from_wire([])
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_provider_usage_is_the_ground_truth_and_the_price_table_gives_the_cost(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path,
+        stream: bool) -> None:
+    usages = [{"input_tokens": 900, "cache_creation_input_tokens": 2000,
+               "cache_read_input_tokens": 0, "output_tokens": 40},
+              {"input_tokens": 60, "cache_creation_input_tokens": 100,
+               "cache_read_input_tokens": 2900, "output_tokens": 20,
+               "output_tokens_details": {"thinking_tokens": 5}}]
+    fake_anthropic.push(message(tool_use("write_answer", {"text": EXPECTED}), usage=usages[0]),
+                        message(tool_use("claim_done"), usage=usages[1]))
+    price = registry().prices["claude-sonnet-4-5"]
+    result = await run_loop(make_anthropic(stream=stream, price=price), tmp_path)
+    m = result.metrics
+    assert m.usage_reported
+    assert (m.input_tokens, m.cached_input_tokens, m.cache_write_tokens, m.output_tokens,
+            m.reasoning_tokens) == (2900 + 3060, 2900, 2100, 60, 5)
+    expected = (960 * 3.00 + 2900 * 0.30 + 2100 * 3.75 + 60 * 15.00) / 1e6
+    assert m.cost_usd == pytest.approx(expected)
+    responses = read_trajectory(Path(result.trajectory_path)).of_type("llm_response")
+    assert [r["cost_source"] for r in responses] == ["table", "table"]
+
+
+@pytest.mark.asyncio
+async def test_a_call_without_reported_usage_has_no_cost(fake_anthropic: FakeAnthropic,
+                                                         make_anthropic: MakeAnthropic,
+                                                         tmp_path: Path) -> None:
+    fake_anthropic.push(message(tool_use("write_answer", {"text": EXPECTED})),
+                        message(tool_use("claim_done"), usage={"output_tokens": 3}))
+    price = registry().prices["claude-haiku-4-5"]
+    result = await run_loop(make_anthropic(stream=False, price=price), tmp_path)
+    responses = read_trajectory(Path(result.trajectory_path)).of_type("llm_response")
+    assert [r["cost_usd"] is None for r in responses] == [False, True]
+    assert not result.metrics.usage_reported and result.metrics.cost_usd is None
+
+
+@pytest.mark.asyncio
+async def test_output_is_capped_at_the_model_limit(fake_anthropic: FakeAnthropic,
+                                                   make_anthropic: MakeAnthropic) -> None:
+    fake_anthropic.push(message(text("ok")))
+    await make_anthropic(max_output_tokens=64000).generate(request(max_output_tokens=100000))
+    assert fake_anthropic.requests[0]["max_tokens"] == 64000
+
+
+@pytest.mark.asyncio
+async def test_a_thinking_budget_above_the_model_limit_fails_without_a_request(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic) -> None:
+    client = make_anthropic(max_output_tokens=8192)
+    with pytest.raises(LLMCallError) as info:
+        await client.generate(request(reasoning_budget_tokens=10000, max_output_tokens=20000))
+    assert info.value.error_class == "fatal" and "thinking budget" in info.value.message
+    assert fake_anthropic.requests == []
+
+
+# ---------------------------------------------------------------- faults and retries
+
+
+def rate_limited(kind: str) -> Any:
+    if kind == "seconds":
+        return http_error(429, error_type="rate_limit_error", retry_after=2)
+    return http_error(429, error_type="rate_limit_error",
+                      retry_after_date=datetime.fromtimestamp(FIXED_NOW + 30, tz=UTC))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("kind", "low", "high", "stream"), [
+    ("seconds", 2.0, 2.2, True), ("seconds", 2.0, 2.2, False), ("http_date", 30.0, 33.0, True)])
+async def test_429_honours_retry_after(fake_anthropic: FakeAnthropic,
+                                       make_anthropic: MakeAnthropic, kind: str, low: float,
+                                       high: float, stream: bool) -> None:
+    fake_anthropic.push(rate_limited(kind), message(text("ok")))
+    sleep = SleepRecorder()
+    result = await make_anthropic(stream=stream, sleep=sleep).generate(request())
+    assert result.message.text == "ok" and len(fake_anthropic.requests) == 2
+    assert [(a.outcome, a.status) for a in result.attempts] == [("transient", 429), ("ok", None)]
+    (wait,) = sleep.waits
+    assert low <= wait <= high and result.attempts[0].wait_s == wait
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_overloaded_and_server_errors_back_off_with_full_jitter(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, stream: bool) -> None:
+    statuses = [529, 500, 502, 503, 504, 408, 409]
+    fake_anthropic.push(overloaded(), *[http_error(s) for s in statuses[1:]], message(text("ok")))
+    sleep = SleepRecorder()
+    result = await make_anthropic(stream=stream, sleep=sleep).generate(request())
+    assert result.message.text == "ok" and len(fake_anthropic.requests) == 8
+    assert [(a.outcome, a.status) for a in result.attempts] == [
+        *[("transient", s) for s in statuses], ("ok", None)]
+    assert "Overloaded" in result.attempts[0].message
+    for n, wait in enumerate(sleep.waits, start=1):
+        assert 0.25 <= wait <= min(60.0, 2.0 ** (n - 1))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_an_error_inside_a_200_response_is_retried(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, stream: bool) -> None:
+    fake_anthropic.push(error_event(), error_event("api_error", "Internal"), message(text("ok")))
+    sleep = SleepRecorder()
+    result = await make_anthropic(stream=stream, sleep=sleep).generate(request())
+    assert result.message.text == "ok"
+    assert [(a.outcome, a.status) for a in result.attempts] == [
+        ("transient", 529), ("transient", 500), ("ok", None)]
+    assert "provider error in a 200 response: Overloaded" in result.attempts[0].message
+    assert len(sleep.waits) == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_an_invalid_request_inside_a_200_response_is_fatal(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, stream: bool) -> None:
+    fake_anthropic.push(error_event("invalid_request_error", "tools.0: bad schema"))
+    with pytest.raises(LLMCallError) as info:
+        await make_anthropic(stream=stream).generate(request())
+    assert (info.value.error_class, info.value.status) == ("fatal", 400)
+    assert "bad schema" in info.value.message and len(fake_anthropic.requests) == 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+@pytest.mark.parametrize("fault", [cut_off, malformed])
+async def test_a_reply_that_is_not_whole_is_retried(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, stream: bool,
+        fault: Any) -> None:
+    fake_anthropic.push(fault(), message(text("ok")))
+    sleep = SleepRecorder()
+    result = await make_anthropic(stream=stream, sleep=sleep).generate(request())
+    assert result.message.text == "ok" and len(fake_anthropic.requests) == 2
+    assert [a.outcome for a in result.attempts] == ["transient", "ok"]
+    assert len(sleep.waits) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_cut_stream_says_so(fake_anthropic: FakeAnthropic,
+                                    make_anthropic: MakeAnthropic) -> None:
+    fake_anthropic.push(cut_off(), message(text("ok")))
+    result = await make_anthropic().generate(request())
+    assert "before message_stop" in result.attempts[0].message
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_a_stalled_provider_times_out_and_is_retried(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, stream: bool) -> None:
+    fake_anthropic.push(stall(5.0), message(text("ok")))
+    timeouts = Timeouts(response_s=0.3, read_s=0.3)
+    result = await make_anthropic(stream=stream, timeouts=timeouts).generate(request())
+    assert result.message.text == "ok"
+    assert [a.outcome for a in result.attempts] == ["transient", "ok"]
+
+
+@pytest.mark.asyncio
+async def test_retries_are_exhausted_after_max_attempts(fake_anthropic: FakeAnthropic,
+                                                        make_anthropic: MakeAnthropic,
+                                                        tmp_path: Path) -> None:
+    fake_anthropic.push(*[overloaded()] * 8)
+    sleep = SleepRecorder()
+    result = await run_loop(make_anthropic(sleep=sleep), tmp_path)
+    assert result.terminal_state == "llm_error"
+    assert len(fake_anthropic.requests) == 8 and len(sleep.waits) == 7
+    assert result.error is not None and "gave up after 8 attempts" in result.error.message
+    assert result.metrics.retries == 7
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("status", "error_type", "error_class"), [
+    (400, "invalid_request_error", "fatal"), (404, "not_found_error", "fatal"),
+    (401, "authentication_error", "auth"), (403, "permission_error", "auth")])
+async def test_fatal_and_auth_errors_are_not_retried(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path,
+        status: int, error_type: str, error_class: str) -> None:
+    fake_anthropic.push(http_error(status, "model: claude-nope", error_type=error_type))
+    sleep = SleepRecorder()
+    result = await run_loop(make_anthropic(sleep=sleep), tmp_path)
+    assert result.terminal_state == "llm_error" and sleep.waits == []
+    assert len(fake_anthropic.requests) == 1
+    assert result.error is not None and result.error.details is not None
+    assert (result.error.details["error_class"], result.error.details["status"]) == (
+        error_class, status)
+    assert "model: claude-nope" in result.error.message
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("status", "error_type", "text_"), [
+    (400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+    (413, "request_too_large", "Request exceeds the maximum allowed number of bytes")])
+async def test_too_long_request_is_context_overflow(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path,
+        status: int, error_type: str, text_: str) -> None:
+    fake_anthropic.push(http_error(status, text_, error_type=error_type))
+    result = await run_loop(make_anthropic(), tmp_path)
+    assert result.terminal_state == "context_overflow"
+    assert len(fake_anthropic.requests) == 1

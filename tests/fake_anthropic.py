@@ -50,21 +50,24 @@ class Fault:
     """An HTTP error status, an error in a 200 response (an `error` event in a stream, an error
     body otherwise), a stream cut off before `message_stop`, a body that is not JSON, a stall."""
 
-    kind: Literal["http", "error_event", "cut_off", "malformed", "stall"]
+    kind: Literal["http", "error_event", "cut_off", "reset", "malformed", "stall"]
     status: int = 500
     error_type: str = "api_error"
     message: str = "fake failure"
     headers: dict[str, str] = field(default_factory=dict)
     stall_s: float = 0.0
+    after_headers: bool = False
+    """`stall`: send the response headers first (streamed requests), then stay silent."""
 
 
 def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def tool_use(name: str, arguments: dict[str, Any] | None = None,
+def tool_use(name: str, arguments: dict[str, Any] | str | None = None,
              call_id: str | None = None) -> dict[str, Any]:
-    """A tool use; without `call_id` the server gives one unique to the reply."""
+    """A tool use; without `call_id` the server gives one unique to the reply. A `str` is the
+    input's JSON as streamed, possibly cut off (sent as is when not streamed)."""
     return {"type": "tool_use", "id": call_id, "name": name, "input": arguments or {}}
 
 
@@ -107,13 +110,20 @@ def cut_off() -> Fault:
     return Fault("cut_off")
 
 
+def reset() -> Fault:
+    """Streamed: the start of a reply, then the connection drops mid-body (no clean end of the
+    chunked body); not streamed, the same with the JSON body unfinished."""
+    return Fault("reset")
+
+
 def malformed() -> Fault:
     return Fault("malformed")
 
 
-def stall(seconds: float) -> Fault:
-    """Say nothing for `seconds`, then answer 504."""
-    return Fault("stall", status=504, stall_s=seconds)
+def stall(seconds: float, *, after_headers: bool = False) -> Fault:
+    """Say nothing for `seconds` (then answer 504), as a hung provider does; with
+    `after_headers`, a streamed request gets its headers first."""
+    return Fault("stall", status=504, stall_s=seconds, after_headers=after_headers)
 
 
 class FakeAnthropic:
@@ -196,12 +206,17 @@ async def _fault_response(fault: Fault, stream: bool, headers: dict[str, str]) -
             return StreamingResponse(_sse(events), media_type=_SSE, headers=headers)
         body = json.dumps(_whole(message(text("The answer is 12.")), "fake", 0))
         return Response(body[:60], media_type="application/json", headers=headers)
+    if fault.kind == "reset":
+        media = _SSE if stream else "application/json"
+        return StreamingResponse(_dropped(stream), media_type=media, headers=headers)
     if fault.kind == "malformed":
         if stream:
             return StreamingResponse(_raw_sse([("message_start", '{"type": "message_start", ')]),
                                      media_type=_SSE, headers=headers)
         return Response('{"id": "msg_fake", "content": [', media_type="application/json",
                         headers=headers)
+    if stream and fault.after_headers:
+        return StreamingResponse(_silence(fault.stall_s), media_type=_SSE, headers=headers)
     await asyncio.sleep(fault.stall_s)
     return _error(fault.status, "timeout_error", "stalled", headers)
 
@@ -226,6 +241,10 @@ def _halves(value: str) -> list[str]:
     return [piece for piece in (value[:middle], value[middle:]) if piece]
 
 
+def _input_json(value: dict[str, Any] | str) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _block_events(index: int, block: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One content block streamed as the API streams it: an empty shell, then deltas."""
     kind = block["type"]
@@ -241,7 +260,7 @@ def _block_events(index: int, block: dict[str, Any]) -> Iterator[dict[str, Any]]
                   {"type": "signature_delta", "signature": block["signature"]}]
     elif kind == "tool_use":
         deltas = [{"type": "input_json_delta", "partial_json": p}
-                  for p in ["", *_halves(json.dumps(block["input"]))]]
+                  for p in ["", *_halves(_input_json(block["input"]))]]
     else:
         deltas = []
     for delta in deltas:
@@ -273,6 +292,25 @@ async def _raw_sse(events: list[tuple[str, str]]) -> AsyncIterator[bytes]:
     for name, data in events:
         yield f"event: {name}\ndata: {data}\n\n".encode()
         await asyncio.sleep(0)
+
+
+async def _silence(seconds: float) -> AsyncIterator[bytes]:
+    await asyncio.sleep(seconds)
+    yield b""
+
+
+class _Dropped(Exception):
+    """Raised inside a streamed body: the server drops the connection mid-response."""
+
+
+async def _dropped(stream: bool) -> AsyncIterator[bytes]:
+    if stream:
+        async for line in _sse([_START]):
+            yield line
+    else:
+        yield b'{"id": "msg_fake", "type": "message", "content": ['
+    await asyncio.sleep(0)
+    raise _Dropped("connection dropped")
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from scaffolds.clients import (
     AnthropicClient,
     GenerateRequest,
     LLMCallError,
+    RetryPolicy,
     Sampling,
     Timeouts,
 )
@@ -38,6 +41,7 @@ from tests.fake_anthropic import (
     message,
     overloaded,
     redacted_thinking,
+    reset,
     stall,
     text,
     thinking,
@@ -195,6 +199,26 @@ async def test_an_empty_reply_is_not_sent_back_and_the_nudge_follows_the_task(
     assert [m["role"] for m in fourth] == ["user"]
     assert [b["type"] for b in fourth[0]["content"]] == ["text", "text"]
     assert "claim_done" in fourth[0]["content"][1]["text"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stream", STREAM)
+async def test_tool_input_cut_off_at_the_output_limit_is_an_error_result(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path,
+        stream: bool) -> None:
+    fake_anthropic.push(message(tool_use("write_answer", '{"text": "1', "toolu_cut"),
+                                stop_reason="max_tokens"),
+                        *solution_replies())
+    env = FakeEnv()
+    result = await run_loop(make_anthropic(stream=stream), tmp_path, env)
+    assert result.success and result.metrics.tool_calls_invalid == 1
+    assert "write_answer" not in env.called[:1]
+    second = fake_anthropic.requests[1]["messages"]
+    assert _strip(second[1]["content"][0]) == {"type": "tool_use", "id": "toolu_cut",
+                                               "name": "write_answer", "input": {}}
+    (result_block,) = second[2]["content"]
+    assert result_block["is_error"] and "cut off at the output token limit" in result_block[
+        "content"]
 
 
 # ---------------------------------------------------------------- wire rules
@@ -393,7 +417,7 @@ async def test_an_invalid_request_inside_a_200_response_is_fatal(
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("stream", STREAM)
-@pytest.mark.parametrize("fault", [cut_off, malformed])
+@pytest.mark.parametrize("fault", [cut_off, reset, malformed])
 async def test_a_reply_that_is_not_whole_is_retried(
         fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, stream: bool,
         fault: Any) -> None:
@@ -422,6 +446,40 @@ async def test_a_stalled_provider_times_out_and_is_retried(
     result = await make_anthropic(stream=stream, timeouts=timeouts).generate(request())
     assert result.message.text == "ok"
     assert [a.outcome for a in result.attempts] == ["transient", "ok"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("stream", "after_headers"), [(True, False), (True, True),
+                                                      (False, False)])
+async def test_a_hung_provider_is_given_up_within_the_unanswered_budget(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path,
+        stream: bool, after_headers: bool) -> None:
+    fake_anthropic.push(*[stall(5.0, after_headers=after_headers)] * 8)
+    client = make_anthropic(stream=stream, timeouts=Timeouts(response_s=0.3, read_s=0.3,
+                                                             stream_idle_s=0.3),
+                            retry=RetryPolicy(unanswered_budget_s=1.0))
+    started = time.monotonic()
+    result = await run_loop(client, tmp_path)
+    assert result.terminal_state == "llm_error" and time.monotonic() - started < 2.3
+    assert result.error is not None and "without any answer" in result.error.message
+    attempts = result.error.details["attempts"]
+    assert len(attempts) == len(fake_anthropic.requests) < 8
+    assert {a["outcome"] for a in attempts} == {"transient"}
+
+
+@pytest.mark.asyncio
+async def test_refused_connections_are_given_up_within_the_unanswered_budget(
+        tmp_path: Path) -> None:
+    client = AnthropicClient("m", api_key="k", base_url="http://127.0.0.1:9",
+                             sleep=SleepRecorder(), rng=random.Random(7))
+    try:
+        result = await run_loop(client, tmp_path)
+    finally:
+        await client.aclose()
+    assert result.terminal_state == "llm_error"
+    attempts = result.error.details["attempts"]
+    assert sum(a["latency_s"] + a["wait_s"] for a in attempts) <= RetryPolicy().unanswered_budget_s + 1
+    assert len(attempts) < 8 and all("APIConnectionError" in a["message"] for a in attempts)
 
 
 @pytest.mark.asyncio

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anthropic
+import httpx2
 
 from scaffolds.clients.anthropic_wire import (
     ERROR_TYPE_STATUS,
@@ -133,7 +134,8 @@ class AnthropicClient:
             raise self._status_error(exc) from exc
         except ProviderError as exc:
             raise self._provider_error(exc.error) from exc
-        except anthropic.APIError as exc:
+        except (anthropic.APIError, httpx2.TransportError) as exc:
+            # the SDK wraps transport errors of the request, not those while a stream is read
             raise AttemptError("transient", f"{type(exc).__name__}: {exc}",
                                unanswered=not assembler.received) from exc
         except TimeoutError as exc:

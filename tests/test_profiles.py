@@ -76,6 +76,7 @@ def test_profiles_are_found_by_exact_name_or_alias_at_their_endpoint() -> None:
     ({"profiles": {"claude-x": {**PROFILE, "tokenizr": "x"}}}, "Extra inputs"),
     ({"prices": {"x": {**PRICE, "input": -1}}}, "greater than or equal"),
     ({"version": 2}, "version"),
+    ({"profiles": {"claude-x": {**PROFILE, "id": "claude-y"}}}, "says its id is"),
 ])
 def test_a_bad_registry_is_refused(change: dict[str, Any], says: str) -> None:
     with pytest.raises(ValidationError, match=says):

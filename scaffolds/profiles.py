@@ -102,9 +102,9 @@ class Registry(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Registry:
         names: dict[tuple[str, str, str], str] = {}
-        for key, profile in self.profiles.items():
-            if profile.id != key:
-                raise ValueError(f"profile {key!r} says its id is {profile.id!r}")
+        for profile_id, profile in self.profiles.items():
+            if profile.id != profile_id:
+                raise ValueError(f"profile {profile_id!r} says its id is {profile.id!r}")
             if profile.price is not None and profile.price not in self.prices:
                 raise ValueError(f"profile {profile.id!r}: unknown price key {profile.price!r}")
             for name in (profile.model, *profile.aliases):

@@ -34,9 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = DEBUG_FLAG in args
     args = [a for a in args if a != DEBUG_FLAG]
     try:
-        app(args=args, prog_name="loca", standalone_mode=False)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        code = app(args=args, prog_name="loca", standalone_mode=False)  # a command's typer.Exit: its code
     except typer.Abort:
         sys.exit(130)
     except typer.TyperException as exc:  # usage errors: bad values, unknown options, missing arguments
@@ -50,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"loca: error: {message[:500]}", file=sys.stderr)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 @cache
@@ -230,14 +229,15 @@ def validate(
             good = sum(o.ok for o in cell)
             cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
         must = "= ground truth" if agent == VALIDATOR else \
-            "pass" if mine[0].expected is None else f"fail {mine[0].expected}"
+            "pass within limits" if mine[0].expected is None else f"fail {mine[0].expected}"
         table.add_row(agent, must, *cells)
     _consoles()[0].print(table)
     worst = max((abs(o.measured - o.length) / o.length for o in outcomes), default=0.0)
     say(f"{len(outcomes)} plays; largest length deviation from target {100 * worst:.1f}%")
     bad = [o for o in outcomes if not o.ok]
     for o in bad:
-        complain(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}")
+        why = f" ({o.over_limits})" if o.over_limits else ""
+        complain(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}{why}")
     if bad:
         raise typer.Exit(1)
 

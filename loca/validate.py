@@ -2,8 +2,10 @@
 failure-mode mutant must fail the check it targets. Each world is generated and measured once;
 scripts run straight against the servers (no agent loop), each on its own copy of it.
 
-Before any world is built, the declarations are checked: every check of the task's checker has a
-mutant aimed at it (the no-op agent counts), and every mutant aims at a declared check."""
+The oracle must also solve every world within the agent loop's default limits (turns and tool
+calls), or it proves nothing about what an agent can do. Before any world is built, the
+declarations are checked: every check of the task's checker has a mutant aimed at it (the no-op
+agent counts), and every mutant aims at a declared check."""
 
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ from checkers.verdict import Verdict
 from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.calibration import params_for
 from envs.core.registry import Task
-from loca.core.script import Tools
+from loca.core.script import Script, Tools
 from loca.core.world import World
 from mock_servers.gateway import Gateway
+from scaffolds.config import Limits
 from scaffolds.oracles import agents
 
 
@@ -33,6 +36,7 @@ class Outcome:
     failed: tuple[str, ...]
     expected: str | None  # the check the agent must fail; None for the oracle
     errored: bool = False  # a check crashed (a checker bug, whatever the agent did)
+    over_limits: str | None = None  # the oracle needs more than the agent loop's limits allow
 
     @property
     def ok(self) -> bool:
@@ -42,6 +46,8 @@ class Outcome:
 
 
 VALIDATOR = "validator"  # the read-only recomputation of ground truth, listed as an agent
+OVER_LIMITS = "within_limits"  # listed as failed when the oracle needs more than LIMITS allow
+LIMITS = Limits()  # the agent loop's defaults: an oracle must solve every world within them
 
 
 class DeclarationError(ValueError):
@@ -61,13 +67,48 @@ def check_declarations(task: Task) -> None:
 
 async def play_script(task: Task, world: World, agent: str) -> Verdict:
     """Run one scripted agent on `world`; the verdict on the world it leaves."""
+    verdict, _ = await _play(task, world, agent)
+    return verdict
+
+
+async def _play(task: Task, world: World, agent: str) -> tuple[Verdict, Effort]:
+    """The verdict, and what the play would cost an agent loop in turns and tool calls."""
     gateway = Gateway(world, task.spec.servers)
+    effort = Effort()
     try:
         script = agents(task.name).script(agent)(task.spec.instruction(world), tool_list(gateway))
-        await drive(script, dispatcher(gateway))
+        replies, _ = await drive(effort.counted(script), dispatcher(gateway))
+        effort.calls = len(replies) - 1  # the terminal call (every script's last) is exempt
     finally:
         gateway.close()
-    return task.check(world)
+    return task.check(world), effort
+
+
+@dataclass
+class Effort:
+    """Turns and tool calls of a scripted play, as the agent loop counts them against its limits:
+    every step is a turn, every call but the terminal one counts."""
+
+    turns: int = 0
+    calls: int = 0
+
+    def counted(self, script: Script) -> Script:
+        reply = None
+        try:
+            while True:
+                step = script.send(reply)
+                self.turns += 1
+                reply = yield step
+        except StopIteration as stop:
+            return stop.value
+
+    def over(self, limits: Limits) -> str | None:
+        """What exceeds the agent loop's default limits, if anything."""
+        if self.calls > limits.max_tool_calls:
+            return f"{self.calls} tool calls, over the limit of {limits.max_tool_calls}"
+        if self.turns > limits.max_turns:
+            return f"{self.turns} turns, over the limit of {limits.max_turns}"
+        return None
 
 
 async def recomputes_truth(task: Task, world: World) -> bool:
@@ -102,10 +143,11 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
                 if progress:
                     progress(outcome)
                 for agent in scripted.names():
-                    verdict = await play_script(task, _fresh_copy(base, Path(tmp) / "play"), agent)
+                    verdict, effort = await _play(task, _fresh_copy(base, Path(tmp) / "play"), agent)
+                    over = effort.over(LIMITS) if scripted.must_fail(agent) is None else None
                     outcome = Outcome(agent, length, seed, world.meta.env_description_tokens,
-                                      tuple(verdict.failed_names()), scripted.must_fail(agent),
-                                      verdict.errored)
+                                      (*verdict.failed_names(), *([OVER_LIMITS] if over else [])),
+                                      scripted.must_fail(agent), verdict.errored, over)
                     outcomes.append(outcome)
                     if progress:
                         progress(outcome)

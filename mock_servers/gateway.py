@@ -13,7 +13,7 @@ from fastmcp import FastMCP
 from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
-from mock_servers.core.errors import Code, format_error
+from mock_servers.core.errors import unknown_tool
 from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, ToolOutcome
 
 Naming = Literal["prefixed", "dedup", "bare"]
@@ -53,13 +53,17 @@ class Gateway:
         if tool_filter == "task" and not allow:
             raise ValueError("tool_filter 'task' needs the task's allow-list")
         allowed = set(allow)
+        toolboxes = {key: load_toolbox(server_type) for key, server_type in servers.items()}
+        missing = sorted(allowed - {(key, tool) for key, box in toolboxes.items() for tool in box.defs})
+        if missing:
+            raise ValueError(f"the tool allow-list names tools the servers do not have: {missing}")
         self.world = world
         self.db = Database(world.state_path)
         self.runtimes: dict[str, ServerRuntime] = {}
         self.routes: dict[str, tuple[str, str]] = {}
         self.specs: list[ToolSpec] = []
-        for key, server_type in servers.items():
-            runtime = ServerRuntime(load_toolbox(server_type), world, dict(config or {}), self.db)
+        for key, box in toolboxes.items():
+            runtime = ServerRuntime(box, world, dict(config or {}), self.db)
             self.runtimes[key] = runtime
             for tool_name, tdef in runtime.toolbox.defs.items():
                 if (tool_filter == "core" and not tdef.core) or \
@@ -75,9 +79,6 @@ class Gateway:
                 tool = runtime.tools[tool_name]
                 self.specs.append(ToolSpec(name, f"[{key}] {tool.description}", tool.parameters,
                                            key, tool_name, tdef.rw == "read"))
-        missing = [] if read_only else sorted(allowed - set(self.routes.values()))
-        if missing:
-            raise ValueError(f"the tool allow-list names tools the servers do not have: {missing}")
         self.specs.sort(key=lambda s: s.name)
 
     def spec(self, name: str) -> ToolSpec | None:
@@ -86,7 +87,7 @@ class Gateway:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         route = self.routes.get(name)
         if route is None:
-            return ToolOutcome(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+            return ToolOutcome(unknown_tool(name), True)
         key, tool = route
         return await self.runtimes[key].call(tool, arguments)
 

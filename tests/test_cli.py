@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from envs.core.registry import Task, tasks
-from loca.cli import app
+from loca.cli import app, main
 from loca.core.world import World
 from loca.validate import play_script
 from scaffolds.oracles import agents
@@ -36,7 +37,14 @@ def test_agents(any_task: Task) -> None:
     assert runner.invoke(app, ["agents", "no_such_task"]).exit_code != 0
 
 
-def test_generate_then_check_fails_until_solved(any_task: Task, tmp_path) -> None:
+def _loca(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exit status and standard output of the `loca` entry point itself."""
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    return exited.value.code, capsys.readouterr().out
+
+
+def test_generate_then_check_fails_until_solved(any_task: Task, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     world_dir = tmp_path / "world"
     result = runner.invoke(app, ["generate", any_task.name, "--length", "8k", "--seed", "4",
                                  "--out", str(world_dir)])
@@ -45,15 +53,15 @@ def test_generate_then_check_fails_until_solved(any_task: Task, tmp_path) -> Non
     assert abs(world.meta.env_description_tokens - 8000) <= 400
     assert (world_dir / "instruction.txt").read_text().strip() == any_task.spec.instruction(world)
 
-    unsolved = runner.invoke(app, ["check", str(world_dir)])
-    assert unsolved.exit_code == 1
-    verdict = json.loads(unsolved.stdout)
+    code, out = _loca(["check", str(world_dir)], capsys)
+    assert code == 1
+    verdict = json.loads(out)
     must = agents(any_task.name).must_fail("noop")
     assert verdict["passed"] is False and must in [c["name"] for c in verdict["checks"] if not c["passed"]]
 
     assert asyncio.run(play_script(any_task, world, "oracle")).passed
-    solved = runner.invoke(app, ["check", str(world_dir)])
-    assert solved.exit_code == 0 and json.loads(solved.stdout)["passed"] is True
+    code, out = _loca(["check", str(world_dir)], capsys)
+    assert code == 0 and json.loads(out)["passed"] is True
 
 
 def test_validate_prints_the_matrix_and_exits_zero(any_task: Task) -> None:

@@ -344,7 +344,7 @@ def test_format_range(xl: Server) -> None:
              start_cell="A1", font_color="red")
     xl.fails("format_range", "INVALID_ARGUMENT", filepath="book.xlsx", sheet_name="Sheet1",
              start_cell="A1")
-    xl.fails("format_range", "RESOURCE_EXHAUSTED", filepath="book.xlsx", sheet_name="Sheet1",
+    xl.fails("format_range", "INVALID_ARGUMENT", filepath="book.xlsx", sheet_name="Sheet1",
              start_cell="A1", end_cell="Z10000", bold=True)
     xl.ok("format_range", filepath="book.xlsx", sheet_name="Sheet1", start_cell="A8",
           end_cell="D8", bold=True, merge_cells=True)
@@ -442,6 +442,10 @@ def test_copy_range(xl: Server) -> None:
                                          [None, "East", "pen"]]
     xl.fails("copy_range", "NOT_FOUND", filepath="book.xlsx", sheet_name="Sheet1",
              source_start="A1", source_end="B2", target_start="A1", target_sheet="Nope")
+    text = xl.fails("copy_range", "INVALID_ARGUMENT", filepath="book.xlsx", sheet_name="Sheet1",
+                    source_start="E2", source_end="E2", target_start="A1")  # =C2*D2 would point left of A
+    assert "beyond the sheet's edge" in text
+    assert xl.book()["Sheet1"]["A1"].value == "region"  # nothing written
 
 
 def test_delete_range(xl: Server) -> None:

@@ -126,7 +126,7 @@ def test_any_line_parses_or_is_refused_readably(world: World, line: str) -> None
     ("ls ;; pwd", "missing before ';'"),
     ("cat >", "needs a file name"),
     ("   ", "the command is empty"),
-    ("ls\x00", "NUL byte"),
+    ("ls\x00", "NUL character"),
 ])
 def test_rejected_syntax(world: World, line: str, message: str) -> None:
     assert message in Shell(toolbox, world, {"sandbox": "weak"}).refused(line)

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from mock_servers.core.errors import invalid
 from mock_servers.core.models import ClaimRecord, ClockState
 from mock_servers.core.output import cap_json, cap_text
-from mock_servers.core.toolkit import Call, ServerRuntime, Toolbox, normalize_schema
+from mock_servers.core.schema import normalize_schema
+from mock_servers.core.toolkit import Call, ServerRuntime, Toolbox
 from mock_servers.core.types import CellValue, Int
 from mock_servers.gateway import Gateway, exposed_name
 
@@ -152,6 +153,17 @@ def test_read_only_view_keeps_only_reads_and_logins(make_world):
         gateway.close()
     with pytest.raises(ValueError, match="auth_only"):
         toolbox.tool(rw="read", auth_only=True)
+
+
+@pytest.mark.parametrize("tool_filter", ["all", "core", "task"])
+def test_an_allow_list_is_checked_against_every_tool_whatever_the_filter(make_world, tool_filter) -> None:
+    world, _ = make_world(["email"])
+    servers = {"email": "email", "claim_done": "claim_done"}
+    allow = [("email", "get_emails"), ("email", "save_draft"), ("claim_done", "claim_done")]  # save_draft: not core
+    gateway = Gateway(world, servers, tool_filter=tool_filter, allow=allow)
+    gateway.close()
+    with pytest.raises(ValueError, match=r"names tools the servers do not have: \[\('email', 'no_such_tool'\)\]"):
+        Gateway(world, servers, tool_filter=tool_filter, allow=[*allow, ("email", "no_such_tool")])
 
 
 def _audit_rows(runtime: ServerRuntime) -> list[tuple]:

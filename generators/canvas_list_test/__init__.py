@@ -3,7 +3,7 @@ classmates' submissions, exemption policies announced in some courses (my exam s
 memory), and the two CSV files to fill, each holding a header and an example row.
 
 Scale: `num_courses` (primary); `num_notes`, the count of plain course announcements, follows
-from it (four per course) unless calibration sets it to land on a length target.
+from it (`NOTES_PER_COURSE` per course) unless calibration sets it to land on a length target.
 
 Every draw comes from the world's named RNG streams; Faker is seeded from one of them and only its
 name providers are used (its date providers read the wall clock)."""
@@ -27,7 +27,7 @@ from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.canvas import domain as canvas
 from mock_servers.memory import domain as memory
 
-VERSION = "1"
+VERSION = "2"
 ZONES = ["America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles"]
 TERM_START, TERM_END = datetime(2025, 8, 25, 13, 0, tzinfo=UTC), datetime(2025, 12, 20, 23, 0, tzinfo=UTC)
 CLASSMATES = (1, 3)  # how many of my classmates take a given course

@@ -210,8 +210,14 @@ class _Drawer:
                     course.assignments.append(self.assignment(course, is_open, submitted))
 
 
+NOTES_PER_COURSE = 16
+"""Plain announcements carry most of a course's length, so that a 256K world has about 75
+courses: reading each course (three listings plus a submission check per open item) then fits
+the agent loop's 500-tool-call limit with room to spare."""
+
+
 def default_notes(num_courses: int) -> int:
-    return 4 * num_courses
+    return NOTES_PER_COURSE * num_courses
 
 
 def _catalogue(rng: random.Random, count: int) -> list[tuple[str, str, str]]:

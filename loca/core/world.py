@@ -109,13 +109,36 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, fsync, then rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write through a new temporary file in the target's folder, fsync, then rename it over
+    `path`. The temporary file is created exclusively under a name not yet taken, never through
+    a symlink, and removed when the write fails."""
+    fd, tmp = _exclusive_temp(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+    | getattr(os, "O_BINARY", 0)
+_TEMP_TRIES = 100
+
+
+def _exclusive_temp(path: Path) -> tuple[int, Path]:
+    """A new file `.NAME.<pid>.<n>.tmp` next to `path`, opened for writing; what is already
+    there (a file, a symlink) is never reused."""
+    for attempt in range(_TEMP_TRIES):
+        tmp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{attempt}.tmp")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name next to {path.name}")
 
 
 _ROW_JSON = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every row digested

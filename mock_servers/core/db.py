@@ -12,7 +12,10 @@ from sqlalchemy import event, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine
 
+from mock_servers.core.watchdog import WATCHDOG
+
 _WRITE = "loca_write"
+_PROGRESS_STEPS = 20_000  # SQLite VM steps between checks of the call's budget
 _AUDIT_INSERT = ("INSERT INTO core_audit (server, tool, arguments, is_error, output_chars, parent_call_id, "
                  "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
 
@@ -27,6 +30,8 @@ def _configure(engine: Engine, readonly: bool) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         # SQL casefold(x): Unicode case folding, for searches whose text LIKE cannot fold
         dbapi_conn.create_function("casefold", 1, _casefold, deterministic=True)
+        # a call stopped for its budget has every statement interrupted ("interrupted")
+        dbapi_conn.set_progress_handler(WATCHDOG.overdue, _PROGRESS_STEPS)
         cur = dbapi_conn.cursor()
         if not readonly:
             cur.execute("PRAGMA journal_mode=WAL")

@@ -45,10 +45,35 @@ def denied(message: str, hint: str | None = None) -> ToolFailure:
     return ToolFailure(Code.PERMISSION_DENIED, message, hint)
 
 
+MAX_TOOL_NAME = 64  # a longer name is no tool's and is shown shortened
+
+
+def _shown(tool: str) -> str:
+    return tool if len(tool) <= MAX_TOOL_NAME else tool[:MAX_TOOL_NAME] + "…"
+
+
 def format_error(tool: str, code: Code | str, message: str, hint: str | None = None) -> str:
     code_text = code.value if isinstance(code, Code) else code
-    text = f"Error [{code_text}]: {tool}: {message}"
+    text = f"Error [{code_text}]: {_shown(tool)}: {message}"
     return f"{text}\nHint: {hint}" if hint else text
+
+
+def unknown_tool(name: str) -> str:
+    """The error of a call to a tool that does not exist (a name of any length)."""
+    return format_error(name, Code.NOT_FOUND, f"unknown tool '{_shown(name)}'")
+
+
+def cap_error(text: str, max_chars: int) -> str:
+    """An error text within the output cap: the message is cut with an inline marker, the
+    hint line kept when it fits."""
+    if len(text) <= max_chars:
+        return text
+    head, sep, hint = text.rpartition("\nHint: ") if "\nHint: " in text else (text, "", "")
+    if len(sep) + len(hint) > max_chars // 2:
+        head, sep, hint = text, "", ""
+    marker = f"…[truncated {len(head)} chars]"  # an upper bound on what is cut; fits in any case
+    keep = max(0, max_chars - len(marker) - len(sep) - len(hint))
+    return f"{head[:keep]}…[truncated {len(head) - keep} chars]{sep}{hint}"
 
 
 _HOST_PATH = re.compile(r"(/[\w.\-]+){2,}")

@@ -34,7 +34,9 @@ _CONTENT_TYPES = {
 
 def resolve(world: World, path: str) -> Path:
     """Resolve an agent-given path inside the workspace (relative to its root, or absolute under
-    the displayed root `/workspace`). Symlinks are followed; escapes are PERMISSION_DENIED."""
+    the displayed root `/workspace`). Symlinks are followed while they stay inside: a path that
+    ends outside, or passes through a symlink leading outside, is PERMISSION_DENIED; a symlink
+    loop is INVALID_ARGUMENT."""
     if not isinstance(path, str) or not path.strip():
         raise invalid("path must be a non-empty string")
     if "\x00" in path:
@@ -44,13 +46,18 @@ def resolve(world: World, path: str) -> Path:
     if raw == DISPLAY_ROOT or raw.startswith(DISPLAY_ROOT + "/"):
         raw = raw[len(DISPLAY_ROOT):].lstrip("/") or "."
     elif os.path.isabs(raw):
-        candidate = Path(raw).resolve()
-        if candidate != root and root not in candidate.parents:
-            raise denied(f"path '{path}' is outside the workspace {DISPLAY_ROOT}")
-        raw = str(candidate.relative_to(root)) if candidate != root else "."
-    target = (root / raw).resolve()
-    if target != root and root not in target.parents:
-        raise denied(f"path '{path}' is outside the workspace {DISPLAY_ROOT}")
+        lexical = Path(os.path.normpath(raw))
+        if lexical != root and root not in lexical.parents:
+            lexical = _followed(Path(raw), path)
+            _check_inside(root, lexical, path)
+        raw = str(lexical.relative_to(root)) if lexical != root else "."
+    joined = root / raw
+    target = _followed(joined, path)
+    _check_inside(root, target, path)
+    if target != Path(os.path.normpath(joined)):  # a symlink on the way: each must stay inside
+        parts = joined.relative_to(root).parts
+        for depth in range(1, len(parts)):
+            _check_inside(root, _followed(root.joinpath(*parts[:depth]), path), path)
     try:
         special = target.exists() and not (target.is_file() or target.is_dir())
     except OSError as exc:  # e.g. a name longer than the file system allows
@@ -58,6 +65,21 @@ def resolve(world: World, path: str) -> Path:
     if special:
         raise denied(f"path '{_short(path)}' is not a regular file or directory")
     return target
+
+
+def _followed(candidate: Path, path: str) -> Path:
+    """`candidate` with every symlink followed; loops and unusable names are INVALID_ARGUMENT."""
+    try:
+        return candidate.resolve()
+    except RuntimeError:  # Python 3.11 reports a symlink loop so
+        raise invalid(f"path '{_short(path)}' runs into a symlink loop") from None
+    except OSError as exc:
+        raise invalid(f"path '{_short(path)}' cannot be used: {exc.strerror}") from None
+
+
+def _check_inside(root: Path, target: Path, path: str) -> None:
+    if target != root and root not in target.parents:
+        raise denied(f"path '{_short(path)}' is outside the workspace {DISPLAY_ROOT}")
 
 
 def _short(path: str) -> str:

@@ -9,12 +9,15 @@ from typing import Any, TypeVar
 from sqlmodel import Session
 
 from mock_servers.core import sql
+from mock_servers.core.limits import MAX_INT
 
 R = TypeVar("R")
 
 
 def offset(page: int, size: int) -> int:
-    return (page - 1) * size
+    """Rows before the page; a page that far is past the end of any table (SQLite's offsets
+    are 64-bit)."""
+    return min((page - 1) * size, MAX_INT)
 
 
 def fetch_page(session: Session, row: type[R], query: str, count_query: str,

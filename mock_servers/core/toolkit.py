@@ -13,6 +13,12 @@ any failure). A tool returns a dict/list (sent as compact JSON, capped structura
 (plain text, capped at a line boundary). Failures are `ToolFailure`s; anything else becomes
 `Error [INTERNAL]`. Argument errors are rewritten into the same `Error [CODE]` format on both
 paths (MCP middleware and `ServerRuntime.call`).
+
+Every call is bounded the same way on both paths: its raw arguments must pass `core.limits`
+(storable text, 64-bit integers, bounded size and nesting) before a tool sees them; it runs
+within a wall-clock and a memory budget (`core.watchdog`; DEADLINE_EXCEEDED and
+RESOURCE_EXHAUSTED); MemoryError and RecursionError become RESOURCE_EXHAUSTED; and every
+error text obeys the output cap.
 """
 
 from __future__ import annotations
@@ -41,14 +47,26 @@ from mock_servers.core.db import Database
 from mock_servers.core.errors import (
     Code,
     ToolFailure,
+    cap_error,
     format_error,
     format_validation_error,
     strip_host_paths,
+    unknown_tool,
 )
+from mock_servers.core.limits import check_arguments
 from mock_servers.core.output import cap_json, cap_text
+from mock_servers.core.schema import normalize_schema
+from mock_servers.core.watchdog import WATCHDOG, Budget
 
 log = logging.getLogger("loca.servers")
 AUDIT_ARGUMENT_CHARS = 10_000
+CALL_SECONDS = 10.0  # wall-clock budget of one call (server config `max_call_seconds`)
+CALL_MEMORY_MB = 512  # growth of resident memory one call may cause (`max_call_memory_mb`)
+
+
+def output_cap(world: World, config: dict[str, Any]) -> int:
+    """The most characters one result may have: the server's config, else the world's."""
+    return int(config.get("max_output_chars", world.meta.max_output_chars))
 
 
 @dataclass
@@ -79,7 +97,7 @@ class Call:
 
     @property
     def max_output_chars(self) -> int:
-        return int(self.config.get("max_output_chars", self.world.meta.max_output_chars))
+        return output_cap(self.world, self.config)
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,8 @@ class ToolDef:
     idempotent: bool
     narrow_hint: str
     auth_only: bool = False  # changes who is logged in and nothing else (login, logout)
+    raw_text: frozenset[str] = frozenset()  # parameters that may carry control characters
+    own_deadline: bool = False  # bounds its own time (a subprocess with its own timeout)
 
 
 @dataclass(frozen=True)
@@ -134,9 +154,14 @@ class Toolbox:
         idempotent: bool | None = None,
         narrow_hint: str = "narrow the request",
         auth_only: bool = False,
+        raw_text: tuple[str, ...] = (),
+        own_deadline: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a tool. `auth_only`: a write tool that changes only who is logged in (no
-        world data), so read-only views of a world keep it."""
+        world data), so read-only views of a world keep it. `raw_text`: parameters that may
+        carry control characters (code, command lines), which every other parameter refuses.
+        `own_deadline`: the tool enforces a timeout of its own, so the per-call wall-clock
+        budget does not apply (the memory budget still does)."""
         if auth_only and rw != "write":
             raise ValueError("auth_only marks write tools (a read tool changes nothing)")
 
@@ -147,7 +172,8 @@ class Toolbox:
                 raise ValueError(f"tool {fn.__name__} needs a description (docstring)")
             self.defs[fn.__name__] = ToolDef(
                 fn.__name__, fn, rw, core, destructive,
-                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only)
+                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only,
+                frozenset(raw_text), own_deadline)
             return fn
         return register
 
@@ -196,12 +222,36 @@ class ServerRuntime:
         self.config = config
         self.db = db or Database(world.state_path)
         self.state: dict[str, Any] = {}
+        self.max_output_chars = output_cap(world, config)
+        self.seconds = float(config.get("max_call_seconds", CALL_SECONDS))
+        self.memory = int(config.get("max_call_memory_mb", CALL_MEMORY_MB)) << 20
+        self.arg_limits: dict[str, dict[str, int]] = {}
         self.app = FastMCP(toolbox.server, instructions=toolbox.instructions or None)
         self.tools: dict[str, Tool] = {}
         for tdef in toolbox.defs.values():
             self.tools[tdef.name] = self.make_tool(tdef.name)
             self.app.add_tool(self.tools[tdef.name])
         self.app.add_middleware(ErrorFormatting({name: self for name in self.tools}))
+
+    def refusal(self, name: str, arguments: Any) -> str | None:
+        """The error text when the raw `arguments` of tool `name` break the limits every call
+        obeys (`core.limits`), else None. A string may be as long as its parameter's declared
+        maximum, else as the world's output cap."""
+        tdef = self.toolbox.defs[name]
+        if not isinstance(arguments, dict):
+            return self.error_text(name, Code.INVALID_ARGUMENT, "arguments must be a JSON object")
+        if name not in self.arg_limits:
+            properties = self.tools[name].parameters.get("properties", {})
+            self.arg_limits[name] = {p: s["maxLength"] for p, s in properties.items() if "maxLength" in s}
+        try:
+            check_arguments(arguments, self.arg_limits[name], self.world.meta.max_output_chars,
+                            tdef.raw_text)
+        except ToolFailure as exc:
+            return self.error_text(name, exc.code, exc.message, exc.hint)
+        return None
+
+    def error_text(self, name: str, code: Code, message: str, hint: str | None = None) -> str:
+        return cap_error(format_error(name, code, message, hint), self.max_output_chars)
 
     def make_tool(self, name: str, exposed: str | None = None, prefix: str = "") -> Tool:
         """A FastMCP tool running `name` on this runtime, listed as `exposed` with `prefix`
@@ -218,37 +268,46 @@ class ServerRuntime:
 
     def _execute(self, tdef: ToolDef, kwargs: dict[str, Any]) -> str:
         write = tdef.rw == "write"
+        seconds = None if tdef.own_deadline else self.seconds
         try:
-            with (self.db.write() if write else self.db.read()) as session:
+            with (self.db.write() if write else self.db.read()) as session, \
+                    WATCHDOG.guard(seconds, self.memory):
                 call = Call(self.world, session, tdef.name, write, self.config, self.state)
                 result = tdef.fn(call, **kwargs)
                 if isinstance(result, str):
-                    return cap_text(result, call.max_output_chars, tdef.narrow_hint)
-                return cap_json(result, call.max_output_chars, self.toolbox.list_keys,
+                    return cap_text(result, self.max_output_chars, tdef.narrow_hint)
+                return cap_json(result, self.max_output_chars, self.toolbox.list_keys,
                                 self.toolbox.page_keys)
         except ToolFailure as exc:
-            raise ToolError(format_error(tdef.name, exc.code, exc.message, exc.hint)) from None
+            raise ToolError(self.error_text(tdef.name, exc.code, exc.message, exc.hint)) from None
+        except Budget as exc:
+            raise ToolError(self.error_text(tdef.name, exc.code, exc.message, tdef.narrow_hint)) from None
+        except (MemoryError, RecursionError) as exc:
+            what = "memory" if isinstance(exc, MemoryError) else "nesting depth (recursion limit)"
+            raise ToolError(self.error_text(tdef.name, Code.RESOURCE_EXHAUSTED,
+                                            f"the call ran out of {what}", tdef.narrow_hint)) from None
         except Exception as exc:  # a bug: report it, never crash the server
             log.error("tool %s failed:\n%s", tdef.name, traceback.format_exc())
             message = strip_host_paths(f"{type(exc).__name__}: {exc}")
-            raise ToolError(format_error(tdef.name, Code.INTERNAL, message)) from None
+            raise ToolError(self.error_text(tdef.name, Code.INTERNAL, message)) from None
 
     def format_argument_error(self, name: str, exc: FastMCPValidationError) -> str:
         cause = exc.__cause__
         if isinstance(cause, PydanticValidationError):
             tool = self.tools.get(name)
             properties = tool.parameters.get("properties", {}) if tool else {}
-            return format_validation_error(name, cause, properties)
-        return format_error(name, Code.INVALID_ARGUMENT, str(exc))
+            return cap_error(format_validation_error(name, cause, properties), self.max_output_chars)
+        return self.error_text(name, Code.INVALID_ARGUMENT, str(exc))
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """The gym's fast path: the same tool objects the FastMCP app serves, called directly."""
         tool = self.tools.get(name)
         if tool is None:
-            return ToolOutcome(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'"), True)
+            return ToolOutcome(unknown_tool(name), True)
         started = time.monotonic()
-        if not isinstance(arguments, dict):
-            outcome = ToolOutcome(format_error(name, Code.INVALID_ARGUMENT, "arguments must be a JSON object"), True)
+        refused = self.refusal(name, arguments)
+        if refused is not None:
+            outcome = ToolOutcome(refused, True)
         else:
             try:
                 result = await tool.run(arguments)
@@ -262,7 +321,10 @@ class ServerRuntime:
 
     def audit(self, name: str, arguments: Any, outcome: ToolOutcome, started: float) -> None:
         """Record the call in the world's audit log (servers.md §1.12)."""
-        args = json.dumps(arguments, sort_keys=True, default=repr)[:AUDIT_ARGUMENT_CHARS]
+        try:
+            args = json.dumps(arguments, sort_keys=True, default=repr)[:AUDIT_ARGUMENT_CHARS]
+        except (RecursionError, TypeError, ValueError) as exc:  # refused arguments (too deep)
+            args = json.dumps(f"<arguments not recorded: {type(exc).__name__}>")
         self.db.audit((self.toolbox.server, name, args, outcome.is_error, len(outcome.text),
                        self.config.get("parent_call_id"), round(1000 * (time.monotonic() - started), 3)))
 
@@ -278,6 +340,11 @@ class ErrorFormatting(Middleware):
         name = context.message.name
         route = self.routes.get(name)
         started = time.monotonic()
+        if route is not None:
+            refused = route[0].refusal(route[1], context.message.arguments or {})
+            if refused is not None:
+                route[0].audit(route[1], context.message.arguments, ToolOutcome(refused, True), started)
+                raise ToolError(refused)
         try:
             result = await call_next(context)
         except FastMCPValidationError as exc:
@@ -291,7 +358,7 @@ class ErrorFormatting(Middleware):
                 route[0].audit(route[1], context.message.arguments, ToolOutcome(str(exc), True), started)
             raise
         except NotFoundError:
-            raise ToolError(format_error(name, Code.NOT_FOUND, f"unknown tool '{name}'")) from None
+            raise ToolError(unknown_tool(name)) from None
         if route is not None:
             text = "".join(getattr(block, "text", "") for block in result.content)
             route[0].audit(route[1], context.message.arguments, ToolOutcome(text, False), started)
@@ -302,51 +369,3 @@ def _mirror(source: Callable[..., Any], target: Callable[..., Any]) -> None:
     """Give `target` the name, description and signature FastMCP validates against."""
     for attr in ("__name__", "__doc__", "__signature__", "__annotations__"):
         setattr(target, attr, getattr(source, attr))
-
-
-_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
-
-
-def normalize_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Apply the schema rules: references inlined, no titles, optionals as their plain type,
-    unions of scalars as a type list, no null defaults, bounds as `minimum`/`maximum`, closed
-    objects."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            target = defs[node["$ref"].rsplit("/", 1)[-1]]
-            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in ("title", "$defs"):
-                continue
-            if key == "properties" and isinstance(value, dict):
-                out[key] = {name: walk(prop) for name, prop in value.items()}
-            else:
-                out[_BOUNDS.get(key, key)] = walk(value)
-        any_of = out.get("anyOf")
-        if isinstance(any_of, list):
-            rest = {k: v for k, v in out.items() if k != "anyOf"}
-            non_null = [s for s in any_of if s != {"type": "null"}]
-            if len(non_null) == 1 and len(non_null) < len(any_of):
-                out = {**non_null[0], **rest}
-            elif all(set(s) == {"type"} and isinstance(s["type"], str) for s in any_of):
-                types = [s["type"] for s in any_of]
-                if "number" in types:
-                    types = [t for t in types if t != "integer"]
-                out = {"type": list(dict.fromkeys(types)), **rest}
-        if "default" in out and out["default"] is None:
-            del out["default"]
-        if out.get("type") == "object" and "properties" in out:
-            out.setdefault("additionalProperties", False)
-        return out
-
-    result = walk(schema)
-    result.setdefault("properties", {})
-    result.setdefault("required", [])
-    return result

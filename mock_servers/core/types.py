@@ -5,16 +5,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from mock_servers.core.limits import MAX_INT, MIN_INT
 
 
-def _no_bool(value: Any) -> Any:
+def no_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")
     return value
 
 
-Int = Annotated[int, BeforeValidator(_no_bool)]
+def _in_range(value: int) -> int:
+    if not MIN_INT <= value <= MAX_INT:
+        raise ValueError(f"integer out of range (allowed {MIN_INT}..{MAX_INT})")
+    return value
+
+
+# An integer SQLite can hold, also when it arrives as text ("12").
+Int = Annotated[int, BeforeValidator(no_bool), AfterValidator(_in_range)]
+Num = Annotated[float, BeforeValidator(no_bool), Field(allow_inf_nan=False)]  # a finite number
 CellValue = str | float | int | bool | None
 
 

@@ -10,6 +10,7 @@ from openpyxl.chart._chart import ChartBase
 from openpyxl.worksheet.worksheet import Worksheet
 
 from mock_servers.core.errors import invalid
+from mock_servers.excel.limits import MAX_LABEL, MAX_SERIES, check_text
 from mock_servers.excel.workbook import Box
 
 ChartType = Literal["line", "bar", "pie", "scatter", "area"]
@@ -25,6 +26,13 @@ def build_chart(ws: Worksheet, data: Box, kind: ChartType, title: str | None,
         raise invalid("data_range needs a header row and at least one data row")
     if kind == "scatter" and data.cols < 2:
         raise invalid("a scatter chart needs an x column and at least one y column")
+    series = data.cols - 1 if data.cols > 1 else 1
+    if series > MAX_SERIES:
+        raise invalid(f"data_range {data.a1} makes {series} series; a chart holds at most "
+                      f"{MAX_SERIES}")
+    for label, text in (("title", title), ("x_axis", x_title), ("y_axis", y_title)):
+        if text is not None:
+            check_text(text, label, MAX_LABEL)
     chart = _KINDS[kind]()
     if data.cols == 1:
         chart.add_data(Reference(ws, min_col=data.min_col, min_row=data.min_row,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from copy import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openpyxl.cell.cell import Cell, MergedCell
 from openpyxl.styles import Border, PatternFill, Side
+from openpyxl.styles.cell_style import StyleArray
 
 from mock_servers.core.errors import invalid
+from mock_servers.excel.limits import MAX_NUMBER_FORMAT, check_text
 
 BorderStyle = Literal["thin", "medium", "thick", "dashed", "dotted", "double", "hair",
                       "dashDot", "dashDotDot", "mediumDashed", "mediumDashDot",
@@ -49,6 +52,18 @@ class Formatting:
         return not (self.font or self.alignment or self.fill or self.border
                     or self.number_format is not None)
 
+    def apply_all(self, cells: Iterable[Cell | MergedCell]) -> None:
+        """Format each cell; cells that shared a style share the result, computed once (a
+        style change is costly in openpyxl)."""
+        done: dict[tuple[int, ...], StyleArray] = {}
+        for cell in cells:
+            key = tuple(cell._style or ())  # None: never styled
+            if key in done:
+                cell._style = copy(done[key])
+            else:
+                self.apply(cell)
+                done[key] = copy(cell._style)
+
     def apply(self, cell: Cell | MergedCell) -> None:
         if self.font:
             cell.font = _updated(cell.font, self.font)
@@ -84,4 +99,8 @@ def formatting(*, bold: bool | None, italic: bool | None, underline: bool | None
         side = Side(style=border_style or "thin",
                     color=argb(border_color, "border_color") if border_color else None)
         border = Border(left=side, right=side, top=side, bottom=side)
+    if number_format is not None:
+        check_text(number_format, "number_format", MAX_NUMBER_FORMAT)
+        if not number_format.strip():
+            raise invalid("number_format is empty")
     return Formatting(font, align, fill, border, number_format)

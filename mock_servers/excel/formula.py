@@ -6,6 +6,8 @@ from __future__ import annotations
 from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
 from openpyxl.utils import FORMULAE
 
+from mock_servers.excel.limits import MAX_FORMULA, text_problem
+
 # Functions newer than openpyxl's list that spreadsheet programs accept.
 _MODERN = frozenset({
     "CONCAT", "FILTER", "IFS", "LAMBDA", "LET", "MAXIFS", "MINIFS", "RANDARRAY", "SEQUENCE",
@@ -24,6 +26,9 @@ def formula_problem(formula: str, sheetnames: list[str]) -> str | None:
     text = normalise(formula)
     if text == "=":
         return "the formula is empty"
+    problem = text_problem(text, MAX_FORMULA)
+    if problem is not None:
+        return f"the formula {problem}"
     try:
         tokens = Tokenizer(text).items
     except TokenizerError as exc:

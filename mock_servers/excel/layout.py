@@ -8,13 +8,14 @@ from contextlib import contextmanager
 from copy import copy
 from typing import Literal
 
-from openpyxl.cell.cell import Cell
-from openpyxl.formula.translate import Translator
+from openpyxl.cell.cell import Cell, MergedCell
+from openpyxl.formula.translate import Translator, TranslatorError
+from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from mock_servers.core.errors import invalid
-from mock_servers.excel.workbook import Box
+from mock_servers.excel.workbook import MAX_COL, MAX_ROW, Box
 
 Axis = Literal["row", "col"]
 
@@ -83,55 +84,72 @@ def merges_follow(ws: Worksheet, axis: Axis, at: int, delta: int) -> Iterator[No
             ws.merge_cells(target.a1)
 
 
+def shift_cells(ws: Worksheet, axis: Axis, at: int, delta: int,
+                band: tuple[int, int] | None = None) -> None:
+    """Move the stored cells on line `at` (a row or a column) and beyond by `delta` lines; a
+    deletion (delta < 0) drops the cells of lines at..at-delta-1. With `band` only the cells
+    whose other coordinate lies in it move or go. The cost grows with the cells stored, never
+    with the sheet's used range."""
+    along = 0 if axis == "row" else 1
+    kept: dict[tuple[int, int], Cell | MergedCell] = {}
+    for coord, cell in ws._cells.items():
+        line = coord[along]
+        if line < at or (band is not None and not band[0] <= coord[1 - along] <= band[1]):
+            kept[coord] = cell
+        elif delta > 0 or line >= at - delta:
+            if axis == "row":
+                cell.row = line + delta
+            else:
+                cell.column = line + delta
+            kept[(cell.row, cell.column)] = cell
+    ws._cells = kept
+    ws._current_row = ws.max_row if kept else 0
+
+
 def delete_range(ws: Worksheet, area: Box, direction: Literal["up", "left"]) -> None:
-    """Remove the cells of `area`; the cells below (or to the right) move in to fill it.
-    Only the part of `area` inside the used range matters: nothing lies beyond it."""
-    used = Box(1, 1, ws.max_row, ws.max_column)
-    if not area.overlaps(used):
-        return
-    area = Box(area.min_row, area.min_col, min(area.max_row, used.max_row),
-               min(area.max_col, used.max_col))
-    # The moving block is at least as deep as the area, so every deleted cell is overwritten.
+    """Remove the cells of `area`; the cells below (or to the right) move in to fill it."""
     if direction == "up":
-        end = area.max_row + max(area.rows, used.max_row - area.max_row)
-        refuse_merged(ws, Box(area.min_row, area.min_col, end, area.max_col),
+        refuse_merged(ws, Box(area.min_row, area.min_col, MAX_ROW, area.max_col),
                       "delete the range", anchors_ok=False)
-        ws.move_range(Box(area.max_row + 1, area.min_col, end, area.max_col).a1, rows=-area.rows)
+        shift_cells(ws, "row", area.min_row, -area.rows, (area.min_col, area.max_col))
     else:
-        end = area.max_col + max(area.cols, used.max_col - area.max_col)
-        refuse_merged(ws, Box(area.min_row, area.min_col, area.max_row, end),
+        refuse_merged(ws, Box(area.min_row, area.min_col, area.max_row, MAX_COL),
                       "delete the range", anchors_ok=False)
-        ws.move_range(Box(area.min_row, area.max_col + 1, area.max_row, end).a1, cols=-area.cols)
+        shift_cells(ws, "col", area.min_col, -area.cols, (area.min_row, area.max_row))
 
 
-def copy_range(source: Worksheet, area: Box, target: Worksheet, at: Box) -> Box:
-    """Copy values and styles of `area` so its top-left lands on `at`; relative references in
-    formulas are shifted. Returns the target range."""
-    dest = at.sized(area.rows, area.cols)
+def copy_range(source: Worksheet, area: Box, target: Worksheet, dest: Box) -> None:
+    """Copy values and styles of `area` onto `dest` (a box of the same size); relative
+    references in formulas are shifted. Source cells not stored are copied as empty cells
+    without being created."""
     refuse_merged(target, dest, "copy there")
-    snapshot = [[source.cell(r, c) for c in range(area.min_col, area.max_col + 1)]
-                for r in range(area.min_row, area.max_row + 1)]
-    staged = [[(_moved_value(cell, dest.min_row + i, dest.min_col + j), _style_of(cell))
-               for j, cell in enumerate(row)] for i, row in enumerate(snapshot)]
+    stored = source._cells
+    staged = [[_staged(stored.get((r, c)), dest.min_row + i, dest.min_col + j)
+               for j, c in enumerate(range(area.min_col, area.max_col + 1))]
+              for i, r in enumerate(range(area.min_row, area.max_row + 1))]
     for i, row in enumerate(staged):
         for j, (value, style) in enumerate(row):
+            if style is None and (dest.min_row + i, dest.min_col + j) not in target._cells:
+                continue  # empty onto empty
             cell = target.cell(dest.min_row + i, dest.min_col + j)
             cell.value = value
-            for name, part in style.items():
-                setattr(cell, name, part)
-    return dest
+            cell._style = style or StyleArray()  # style ids of the same workbook
 
 
-_STYLE_PARTS = ("font", "fill", "border", "alignment", "protection", "number_format")
+def _staged(cell: Cell | MergedCell | None, row: int,
+            col: int) -> tuple[object, StyleArray | None]:
+    if cell is None:
+        return None, None
+    return _moved_value(cell, row, col), copy(cell._style) if cell._style else StyleArray()
 
 
-def _style_of(cell: Cell) -> dict[str, object]:
-    return {name: copy(getattr(cell, name)) for name in _STYLE_PARTS}
-
-
-def _moved_value(cell: Cell, row: int, col: int) -> object:
+def _moved_value(cell: Cell | MergedCell, row: int, col: int) -> object:
     value = cell.value
     if isinstance(value, str) and value.startswith("="):
         dest = f"{get_column_letter(col)}{row}"
-        return Translator(value, origin=cell.coordinate).translate_formula(dest)
+        try:
+            return Translator(value, origin=cell.coordinate).translate_formula(dest)
+        except TranslatorError:
+            raise invalid(f"the formula of {cell.coordinate} copied to {dest} would refer to cells "
+                          f"beyond the sheet's edge") from None
     return value

@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from mock_servers.core.errors import invalid
+from mock_servers.excel.limits import check_cells
+from mock_servers.excel.workbook import MAX_COL
 
 AggFunc = Literal["sum", "mean", "count", "min", "max"]
 BLANK = "(blank)"
@@ -81,6 +83,11 @@ def pivot(table: list[Sequence[Any]], rows: list[str], values: list[str],
             bucket[slot].append(record[i])
     row_keys = sorted({k for k, _ in cells}, key=_key_order)
     col_keys = sorted({k for _, k in cells}, key=_key_order)
+    width = len(rows) + len(values) * len(col_keys)
+    if width > MAX_COL:
+        raise invalid(f"the pivot would be {width} columns wide; a sheet has {MAX_COL}",
+                      hint="group by fewer column values")
+    check_cells(len(row_keys) + 1, width, "the pivot")
     titles = [f"{agg}({v})" if not columns else f"{agg}({v}) | {_label(ck)}"
               for ck in col_keys for v in values]
     out: list[list[Any]] = [[*rows, *titles]]

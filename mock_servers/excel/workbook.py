@@ -5,26 +5,28 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from io import BytesIO
-from itertools import islice
 from pathlib import Path
 from threading import Lock
 from typing import Any
 
 from openpyxl import Workbook, load_workbook
-from openpyxl.cell.read_only import EMPTY_CELL
+from openpyxl.cell.read_only import EMPTY_CELL, ReadOnlyCell
 from openpyxl.chartsheet import Chartsheet
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.worksheet.worksheet import Worksheet
 
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve, save_workbook
 from mock_servers.core.toolkit import Call
+from mock_servers.excel.limits import check_archive, text_problem
 
 MAX_ROW = 1_048_576
 MAX_COL = 16_384
@@ -130,7 +132,9 @@ class WorkbookFile:
     def load(self) -> Workbook:
         """A fresh copy to edit and save (formulas as text)."""
         with self._opening():
-            return load_workbook(self.path, keep_vba=self.macros)
+            data = self.path.read_bytes()
+            check_archive(data, self.shown)
+            return load_workbook(BytesIO(data), keep_vba=self.macros)
 
     def cached(self, call: Call, *, read_only: bool, data_only: bool = False) -> CachedWorkbook:
         """The parsed workbook that reads share while the file keeps the same bytes; never
@@ -138,13 +142,15 @@ class WorkbookFile:
         through `rows`; otherwise all of it is in memory (merged ranges, tables, validations).
         `data_only` gives formula cells the values cached in the file."""
         with self._opening():
-            return _parsed(call.state.setdefault("workbooks", OrderedDict()), self.path,
+            return _parsed(call.state.setdefault("workbooks", OrderedDict()), self,
                            read_only, data_only)
 
     @contextmanager
     def _opening(self) -> Iterator[None]:
         try:
             yield
+        except ToolFailure:
+            raise
         except Exception as exc:  # openpyxl raises many kinds on damaged files
             raise invalid(f"cannot open {self.shown} as a workbook ({type(exc).__name__})",
                           hint="only .xlsx/.xlsm files written by a spreadsheet program can be "
@@ -155,13 +161,12 @@ class WorkbookFile:
 
 
 class SheetRows:
-    """A streamed sheet's rows, parsed only as far as reads have gone and kept. Rows end at
-    the file's last one, as openpyxl's streaming reader's do; cells at the used range's last
-    column."""
+    """A streamed sheet's stored rows, parsed only as far as reads have gone and kept sparse
+    (a row holds only the cells its file stores, so a far-off cell costs nothing). Rows end at
+    the file's last one, as openpyxl's streaming reader's do."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws
-        self.width = extent(ws).max_col
         self._lock = Lock()
         self._restart()
 
@@ -169,26 +174,69 @@ class SheetRows:
         """The cells of `area` row by row (EMPTY_CELL where the file has none), up to the
         sheet's last row."""
         for row in range(area.min_row, area.max_row + 1):
-            if not self._parsed_to(row):
+            if self._parsed_to(row) < row:
                 return
-            cells = self._rows[row - 1][area.min_col - 1:area.max_col]
-            yield cells + (EMPTY_CELL,) * (area.cols - len(cells))
+            yield self._row(row, area)
 
-    def _parsed_to(self, row: int) -> bool:
-        """Parse on to `row` if need be; False when the sheet ends before it."""
+    def has_values(self, area: Box) -> bool:
+        """Whether any cell of `area` holds a value (parsing no further than the first)."""
+        row = area.min_row
+        while row <= area.max_row and self._parsed_to(row) >= row:
+            i = bisect_left(self._numbers, row)
+            if self._numbers[i] > area.max_row:
+                return False
+            if any(cell.value is not None for cell in self._within(i, area)):
+                return True
+            row = self._numbers[i] + 1
+        return False
+
+    def _row(self, row: int, area: Box) -> tuple[Any, ...]:
+        out = [EMPTY_CELL] * area.cols
+        i = bisect_left(self._numbers, row)
+        if i < len(self._numbers) and self._numbers[i] == row:
+            for cell in self._within(i, area):
+                out[cell.column - area.min_col] = cell
+        return tuple(out)
+
+    def _within(self, i: int, area: Box) -> list[Any]:
+        columns, cells = self._stored[i]
+        return cells[bisect_left(columns, area.min_col):bisect_right(columns, area.max_col)]
+
+    def _parsed_to(self, row: int) -> int:
+        """Parse on to `row` if need be; the last stored row number parsed."""
         with self._lock:
-            if row > len(self._rows):
-                try:
-                    self._rows.extend(islice(self._stream, row - len(self._rows)))
-                except Exception:
-                    self._restart()  # a damaged row fails every read, not cuts the sheet short
-                    raise
-            return row <= len(self._rows)
+            try:
+                while not self._done and (not self._numbers or self._numbers[-1] < row):
+                    self._take(next(self._stream, None))
+            except Exception:
+                self._restart()  # a damaged row fails every read, not cuts the sheet short
+                raise
+            return self._numbers[-1] if self._numbers else 0
+
+    def _take(self, parsed: tuple[int, list[Any]] | None) -> None:
+        if parsed is None:
+            self._done = True
+        elif not self._numbers or parsed[0] > self._numbers[-1]:
+            self._numbers.append(parsed[0])
+            self._stored.append(([cell.column for cell in parsed[1]], parsed[1]))
 
     def _restart(self) -> None:
-        self._rows: list[tuple[Any, ...]] = []
-        self._stream = self.ws.iter_rows(min_row=1, max_row=MAX_ROW, min_col=1,
-                                         max_col=self.width)
+        self._numbers: list[int] = []
+        self._stored: list[tuple[list[int], list[Any]]] = []
+        self._done = False
+        self._stream = _stored_rows(self.ws)
+
+
+def _stored_rows(ws: Any) -> Iterator[tuple[int, list[Any]]]:
+    """Each row the file of a streamed sheet holds: its number and its stored cells."""
+    book = ws.parent
+    with ws._get_source() as source:
+        parser = WorkSheetParser(source, ws._shared_strings, data_only=book.data_only,
+                                 epoch=book.epoch, date_formats=book._date_formats,
+                                 timedelta_formats=book._timedelta_formats)
+        for number, cells in parser.parse():
+            yield number, sorted((ReadOnlyCell(ws, **cell) for cell in cells),
+                                 key=lambda cell: cell.column)
 
 
 @dataclass
@@ -210,15 +258,17 @@ CACHED_WORKBOOKS = 8
 WorkbookCache = OrderedDict[tuple[Path, bool, bool], CachedWorkbook]
 
 
-def _parsed(cache: WorkbookCache, path: Path, read_only: bool, data_only: bool) -> CachedWorkbook:
-    """The workbook at `path`, parsed once per mode and reused while the file holds the same
+def _parsed(cache: WorkbookCache, book: WorkbookFile, read_only: bool,
+            data_only: bool) -> CachedWorkbook:
+    """The workbook of `book`, parsed once per mode and reused while the file holds the same
     bytes (a same-size rewrite can keep inode, size and mtime, as inodes are reused and mtimes
     can be coarse). `cache` is the server instance's; it keeps the CACHED_WORKBOOKS most
     recently used."""
-    data = path.read_bytes()
-    key = (path, read_only, data_only)
+    data = book.path.read_bytes()
+    key = (book.path, read_only, data_only)
     entry = cache.pop(key, None)
     if entry is None or entry.data != data:
+        check_archive(data, book.shown)
         entry = CachedWorkbook(data, load_workbook(BytesIO(data), read_only=read_only,
                                                    data_only=data_only))
     cache[key] = entry
@@ -258,9 +308,10 @@ def check_new_title(wb: Workbook, title: str, book: WorkbookFile,
     """A valid sheet name (1-31 characters, none of \\ / * ? : [ ]) that no other sheet uses
     (names ignore case); `ignore` is the sheet being renamed."""
     if not title or len(title) > 31 or _BAD_TITLE.search(title) or title.startswith("'") \
-            or title.endswith("'"):
-        raise invalid(f"invalid sheet name '{title}': use 1 to 31 characters, none of "
-                      "\\ / * ? : [ ] and no leading or trailing apostrophe")
+            or title.endswith("'") or text_problem(title) is not None:
+        raise invalid(f"invalid sheet name {title!r}: use 1 to 31 characters, none of "
+                      "\\ / * ? : [ ], no control characters and no leading or trailing "
+                      "apostrophe")
     clash = next((name for name in wb.sheetnames
                   if name.lower() == title.lower() and name != ignore), None)
     if clash is not None:

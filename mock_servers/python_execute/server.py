@@ -20,7 +20,9 @@ DEFAULT_TIMEOUT_S = 30
 MAX_TIMEOUT_S = 120
 
 
-@toolbox.tool(rw="write", core=True, destructive=True, narrow_hint="print less")
+# Source code may hold any character Python accepts (a form feed, an escape in a literal).
+@toolbox.tool(rw="write", core=True, destructive=True, narrow_hint="print less",
+              raw_text=("code",), own_deadline=True)
 def python_execute(
     call: Call,
     code: Annotated[str, Field(min_length=1, max_length=MAX_CODE_CHARS,

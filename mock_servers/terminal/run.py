@@ -74,7 +74,7 @@ def _open(ex: Execution, world: World, name: str, op: str, target: Word) -> int:
     path = redirect_path(world, target.text)
     existed = path.exists()
     try:
-        fd = os.open(path, _OPEN_FLAGS[op] | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, _OPEN_FLAGS[op] | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise _RedirectFailed(f"{name}: {target.text}: {exc.strerror}") from None
     if not existed:

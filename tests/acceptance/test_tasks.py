@@ -125,8 +125,8 @@ def test_shipped_calibration_table_covers_every_tier_within_5_percent(task: Task
 
 def test_checker_validated_at_every_tier_and_seed(task: Task) -> None:
     """The acceptance matrix: 7 tiers x 5 seeds, each world measured within 5% of its target;
-    ground truth recomputed through read-only tools; the oracle passes; the no-op agent and every
-    mutant fail the check they target; no check ever errors."""
+    ground truth recomputed through read-only tools; the oracle passes within the agent loop's
+    limits; the no-op agent and every mutant fail the check they target; no check ever errors."""
     targets = [parse_length(t) for t in TIERS]
     outcomes = run_validation(task, targets, list(range(5)))
     bad = [o for o in outcomes if not o.ok]

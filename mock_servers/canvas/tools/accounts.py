@@ -28,7 +28,6 @@ from mock_servers.canvas.tools.common import (
     Id,
     Page,
     PerPage,
-    Str,
     me,
     now_z,
     paged_list,
@@ -42,18 +41,18 @@ Order = Annotated[Literal["asc", "desc"], Field(description="Sort direction")]
 
 class NewUser(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: Annotated[Str, Field(description="Full name")]
-    short_name: Annotated[Str | None, Field(description="Display name (default: the name)")] = None
-    sortable_name: Annotated[Str | None, Field(description="e.g. 'Lee, Ann' (default: from the name)")] = None
-    time_zone: Annotated[Str | None, Field(description="IANA time zone (default UTC)")] = None
+    name: Annotated[str, Field(description="Full name")]
+    short_name: Annotated[str | None, Field(description="Display name (default: the name)")] = None
+    sortable_name: Annotated[str | None, Field(description="e.g. 'Lee, Ann' (default: from the name)")] = None
+    time_zone: Annotated[str | None, Field(description="IANA time zone (default UTC)")] = None
 
 
 class Pseudonym(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    unique_id: Annotated[Str, Field(description="Login id (often the e-mail address); unique")]
-    password: Annotated[Str | None, Field(description="Initial password (stored hashed; without "
+    unique_id: Annotated[str, Field(description="Login id (often the e-mail address); unique")]
+    password: Annotated[str | None, Field(description="Initial password (stored hashed; without "
                                                       "one the user cannot log in)")] = None
-    sis_user_id: Annotated[Str | None, Field(description="SIS id; unique")] = None
+    sis_user_id: Annotated[str | None, Field(description="SIS id; unique")] = None
     send_confirmation: Annotated[bool | None, Field(description="Notify the user of the new login")] = None
 
 
@@ -93,7 +92,7 @@ def canvas_list_account_courses(
     sort: Annotated[Literal["course_name", "sis_course_id", "teacher", "account_name"],
                     Field(description="Sort key (ties by id; missing values last)")] = "course_name",
     order: Order = "asc",
-    search_term: Annotated[Str | None, Field(
+    search_term: Annotated[str | None, Field(
         min_length=2, max_length=MAX_SEARCH,
         description="Part of the name, course code or SIS id (2+ characters)")] = None,
     page: Page = 1,
@@ -117,7 +116,7 @@ def canvas_list_account_users(
     sort: Annotated[Literal["username", "email", "sis_id", "last_login"],
                     Field(description="Sort key (ties by id; missing values last)")] = "username",
     order: Order = "asc",
-    search_term: Annotated[Str | None, Field(
+    search_term: Annotated[str | None, Field(
         min_length=1, max_length=MAX_SEARCH, description="Part of the name, login id, e-mail or SIS id")] = None,
     page: Page = 1,
     per_page: PerPage = PAGE_SIZE,
@@ -163,7 +162,7 @@ def canvas_get_account_reports(call: Call, account_id: AccountId) -> dict[str, A
 def canvas_create_account_report(
     call: Call,
     account_id: AccountId,
-    report: Annotated[Str, Field(description="Report type from canvas_get_account_reports")],
+    report: Annotated[str, Field(description="Report type from canvas_get_account_reports")],
     parameters: Annotated[ReportParameters | None, Field(description="Report parameters")] = None,
 ) -> dict[str, Any]:
     """Run a report over an account and its sub-accounts now (admins). Its CSV is stored as one

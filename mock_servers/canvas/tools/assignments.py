@@ -29,7 +29,6 @@ from mock_servers.canvas.tools.common import (
     Page,
     PerPage,
     Points,
-    Str,
     StudentId,
     access,
     given,
@@ -71,10 +70,10 @@ def canvas_get_assignment(call: Call, course_id: CourseId,
 def canvas_create_assignment(
     call: Call,
     course_id: CourseId,
-    name: Annotated[Str, Field(description=NAME)],
-    description: Annotated[Str | None, Field(description=DESCRIPTION)] = None,
+    name: Annotated[str, Field(description=NAME)],
+    description: Annotated[str | None, Field(description=DESCRIPTION)] = None,
     points_possible: Points | None = None,
-    due_at: Annotated[Str | None, Field(description=f"Due date: {INSTANT}")] = None,
+    due_at: Annotated[str | None, Field(description=f"Due date: {INSTANT}")] = None,
     submission_types: Annotated[list[SubmissionType] | None, Field(
         min_length=1, description="How students submit (default [online_text_entry])")] = None,
     published: Annotated[bool, Field(description=PUBLISHED)] = False,
@@ -93,10 +92,10 @@ def canvas_update_assignment(
     call: Call,
     course_id: CourseId,
     assignment_id: AssignmentId,
-    name: Annotated[Str | None, Field(description=NAME)] = None,
-    description: Annotated[Str | None, Field(description=DESCRIPTION)] = None,
+    name: Annotated[str | None, Field(description=NAME)] = None,
+    description: Annotated[str | None, Field(description=DESCRIPTION)] = None,
     points_possible: Points | None = None,
-    due_at: Annotated[Str | None, Field(description=f"Due date: {INSTANT}")] = None,
+    due_at: Annotated[str | None, Field(description=f"Due date: {INSTANT}")] = None,
     published: Annotated[bool | None, Field(description=PUBLISHED)] = None,
 ) -> dict[str, Any]:
     """Change an assignment of a course you teach; only the fields given change (at least
@@ -131,8 +130,8 @@ def canvas_submit_assignment(
     assignment_id: AssignmentId,
     submission_type: Annotated[Literal["online_text_entry", "online_url", "online_upload"],
                                Field(description="Must be allowed by the assignment")],
-    body: Annotated[Str | None, Field(description="Text (HTML) for online_text_entry")] = None,
-    url: Annotated[Str | None, Field(description="http(s) URL for online_url")] = None,
+    body: Annotated[str | None, Field(description="Text (HTML) for online_text_entry")] = None,
+    url: Annotated[str | None, Field(description="http(s) URL for online_url")] = None,
     file_ids: Annotated[list[Id] | None, Field(
         max_length=50, description="Ids of your uploaded files for online_upload")] = None,
 ) -> dict[str, Any]:

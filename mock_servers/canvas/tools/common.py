@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import Field
 
 from loca.core.clock import iso_z
 from mock_servers.canvas.domain.base import MAX_POINTS
@@ -20,12 +20,12 @@ from mock_servers.canvas.domain.courses import (
 )
 from mock_servers.canvas.domain.users import User, current_user
 from mock_servers.core.errors import invalid, not_found
+from mock_servers.core.limits import MAX_INT
 from mock_servers.core.toolkit import Call, Toolbox
-from mock_servers.core.types import Int, page_param, size_param
+from mock_servers.core.types import Int, Num, page_param, size_param
 
 PAGE_SIZE, MAX_PAGE_SIZE = 50, 100
 MAX_PAGE = 1_000_000_000
-MAX_ID = 2**63 - 1  # SQLite's largest integer
 PAGING = f"Paged: per_page default {PAGE_SIZE}, max {MAX_PAGE_SIZE}."
 
 toolbox = Toolbox(
@@ -39,27 +39,10 @@ toolbox = Toolbox(
 )
 
 
-def not_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("a boolean is not a number")
-    return value
-
-
-def storable(value: str) -> str:
-    """Text SQLite can store: UTF-8 encodable (no unpaired surrogates)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("text contains an unpaired surrogate") from None
-    return value
-
-
-Num = Annotated[float, BeforeValidator(not_bool), Field(allow_inf_nan=False)]
 PointsValue = Annotated[Num, Field(ge=0, le=MAX_POINTS)]
 Points = Annotated[PointsValue, Field(description=f"Points possible (0..{MAX_POINTS})")]
 INSTANT = "ISO 8601 date-time with Z or an offset, e.g. 2025-01-20T23:59:00Z"
-Str = Annotated[str, AfterValidator(storable)]
-Id = Annotated[Int, Field(ge=1, le=MAX_ID)]
+Id = Annotated[Int, Field(ge=1, le=MAX_INT)]
 CourseId = Annotated[Id, Field(description="Course id")]
 AccountId = Annotated[Id, Field(description="Account id")]
 AssignmentId = Annotated[Id, Field(description="Assignment id (of that course)")]

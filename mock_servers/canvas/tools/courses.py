@@ -32,7 +32,6 @@ from mock_servers.canvas.tools.common import (
     Id,
     Page,
     PerPage,
-    Str,
     access,
     given,
     me,
@@ -78,13 +77,13 @@ def canvas_get_course(call: Call, course_id: CourseId) -> dict[str, Any]:
 def canvas_create_course(
     call: Call,
     account_id: AccountId,
-    name: Annotated[Str, Field(description=NAME)],
-    course_code: Annotated[Str | None, Field(description=f"{CODE} (default: the name)")] = None,
-    start_at: Annotated[Str | None, Field(description=f"Start: {INSTANT}")] = None,
-    end_at: Annotated[Str | None, Field(description=f"End: {INSTANT}")] = None,
-    syllabus_body: Annotated[Str | None, Field(description=SYLLABUS)] = None,
+    name: Annotated[str, Field(description=NAME)],
+    course_code: Annotated[str | None, Field(description=f"{CODE} (default: the name)")] = None,
+    start_at: Annotated[str | None, Field(description=f"Start: {INSTANT}")] = None,
+    end_at: Annotated[str | None, Field(description=f"End: {INSTANT}")] = None,
+    syllabus_body: Annotated[str | None, Field(description=SYLLABUS)] = None,
     is_public: Annotated[bool, Field(description="Visible to anyone")] = False,
-    time_zone: Annotated[Str | None, Field(description="IANA time zone (default: campus time)")] = None,
+    time_zone: Annotated[str | None, Field(description="IANA time zone (default: campus time)")] = None,
 ) -> dict[str, Any]:
     """Create a course in an account (account admins only). It starts unpublished, with no
     enrollments."""
@@ -101,11 +100,11 @@ def canvas_create_course(
 def canvas_update_course(
     call: Call,
     course_id: CourseId,
-    name: Annotated[Str | None, Field(description=NAME)] = None,
-    course_code: Annotated[Str | None, Field(description=CODE)] = None,
-    start_at: Annotated[Str | None, Field(description=f"Start: {INSTANT}")] = None,
-    end_at: Annotated[Str | None, Field(description=f"End: {INSTANT}")] = None,
-    syllabus_body: Annotated[Str | None, Field(description=SYLLABUS)] = None,
+    name: Annotated[str | None, Field(description=NAME)] = None,
+    course_code: Annotated[str | None, Field(description=CODE)] = None,
+    start_at: Annotated[str | None, Field(description=f"Start: {INSTANT}")] = None,
+    end_at: Annotated[str | None, Field(description=f"End: {INSTANT}")] = None,
+    syllabus_body: Annotated[str | None, Field(description=SYLLABUS)] = None,
 ) -> dict[str, Any]:
     """Change a course's name, code, dates or syllabus (at least one). Teachers and TAs of an
     open course, or account admins (also after the course ended)."""

@@ -14,7 +14,6 @@ from mock_servers.canvas.tools.common import (
     CourseId,
     Page,
     PerPage,
-    Str,
     TopicId,
     access,
     now_z,
@@ -66,7 +65,7 @@ def canvas_post_to_discussion(
     call: Call,
     course_id: CourseId,
     topic_id: TopicId,
-    message: Annotated[Str, Field(description="Reply text (HTML allowed)")],
+    message: Annotated[str, Field(description="Reply text (HTML allowed)")],
 ) -> dict[str, Any]:
     """Reply to a discussion topic or announcement of a course you take part in (observers
     cannot post). Stores the reply and returns it."""

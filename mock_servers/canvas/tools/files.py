@@ -27,7 +27,6 @@ from mock_servers.canvas.tools.common import (
     Id,
     Page,
     PerPage,
-    Str,
     access,
     me,
     paged_list,
@@ -99,7 +98,7 @@ def canvas_list_pages(call: Call, course_id: CourseId, page: Page = 1,
 def canvas_get_page(
     call: Call,
     course_id: CourseId,
-    page_url: Annotated[Str, Field(description="The page's url as listed, e.g. week-1-cells")],
+    page_url: Annotated[str, Field(description="The page's url as listed, e.g. week-1-cells")],
 ) -> dict[str, Any]:
     """One wiki page of a course with its body (HTML)."""
     return page_view(page_at(call.session, access(call, course_id), page_url))

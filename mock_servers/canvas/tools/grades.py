@@ -18,17 +18,15 @@ from mock_servers.canvas.tools.common import (
     AssignmentId,
     CourseId,
     Id,
-    Str,
     access,
     me,
-    not_bool,
     now_z,
     staff_write,
     toolbox,
 )
 from mock_servers.core.errors import denied, not_found
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import Int
+from mock_servers.core.types import Int, no_bool
 
 
 @toolbox.tool(rw="write", idempotent=True, destructive=True)
@@ -37,10 +35,10 @@ def canvas_submit_grade(
     course_id: CourseId,
     assignment_id: AssignmentId,
     user_id: Annotated[Id, Field(description="The student's id")],
-    grade: Annotated[Str | float, BeforeValidator(not_bool), Field(
+    grade: Annotated[str | float, BeforeValidator(no_bool), Field(
         description="Points (17 or \"17\"), a percentage of points_possible (\"85%\"), "
                     "complete or incomplete")],
-    comment: Annotated[Str | None, Field(description="Comment kept with the grade")] = None,
+    comment: Annotated[str | None, Field(description="Comment kept with the grade")] = None,
 ) -> dict[str, Any]:
     """Grade a student's work on an assignment (teachers, TAs, admins), submitted or not. The
     score follows from the grade; the student is notified and the grading is kept in the

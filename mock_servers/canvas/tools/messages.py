@@ -25,7 +25,6 @@ from mock_servers.canvas.tools.common import (
     Id,
     Page,
     PerPage,
-    Str,
     me,
     now_z,
     paged_list,
@@ -62,10 +61,10 @@ def canvas_get_conversation(
 @toolbox.tool(rw="write")
 def canvas_create_conversation(
     call: Call,
-    recipients: Annotated[list[Str], Field(min_length=1, max_length=MAX_RECIPIENTS, description=(
+    recipients: Annotated[list[str], Field(min_length=1, max_length=MAX_RECIPIENTS, description=(
         "User ids (\"12\") or course_<id> for every active member of a course you teach"))],
-    body: Annotated[Str, Field(description="The first message")],
-    subject: Annotated[Str | None, Field(description="Subject")] = None,
+    body: Annotated[str, Field(description="The first message")],
+    subject: Annotated[str | None, Field(description="Subject")] = None,
 ) -> dict[str, Any]:
     """Start a conversation between you and the recipients (people who share a course with
     you); each recipient is notified. An unknown recipient is INVALID_ARGUMENT."""
@@ -94,8 +93,8 @@ def canvas_list_notifications(call: Call, page: Page = 1, per_page: PerPage = PA
 @paged_list
 def canvas_list_calendar_events(
     call: Call,
-    start_date: Annotated[Str | None, Field(description=f"Events ending at or after: {DAY_OR_INSTANT}")] = None,
-    end_date: Annotated[Str | None, Field(description=f"Events starting before: {DAY_OR_INSTANT}")] = None,
+    start_date: Annotated[str | None, Field(description=f"Events ending at or after: {DAY_OR_INSTANT}")] = None,
+    end_date: Annotated[str | None, Field(description=f"Events starting before: {DAY_OR_INSTANT}")] = None,
     page: Page = 1,
     per_page: PerPage = PAGE_SIZE,
 ) -> dict[str, Any]:

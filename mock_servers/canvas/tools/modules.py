@@ -30,7 +30,6 @@ from mock_servers.canvas.tools.common import (
     ModuleId,
     Page,
     PerPage,
-    Str,
     access,
     now_z,
     paged_list,
@@ -108,9 +107,9 @@ def canvas_mark_module_item_complete(call: Call, course_id: CourseId, module_id:
 def canvas_create_module(
     call: Call,
     course_id: CourseId,
-    name: Annotated[Str, Field(description="Module name")],
+    name: Annotated[str, Field(description="Module name")],
     position: Position = None,
-    unlock_at: Annotated[Str | None, Field(description=f"Locked until: {INSTANT}")] = None,
+    unlock_at: Annotated[str | None, Field(description=f"Locked until: {INSTANT}")] = None,
     require_sequential_progress: Annotated[bool, Field(
         description="Items must be completed in order")] = False,
     prerequisite_module_ids: Annotated[list[Id] | None, Field(
@@ -131,12 +130,12 @@ def canvas_create_module_item(
     call: Call,
     course_id: CourseId,
     module_id: ModuleId,
-    title: Annotated[Str, Field(description="Item title")],
+    title: Annotated[str, Field(description="Item title")],
     type: Annotated[ItemType, Field(description="What the item shows")],
     content_id: Annotated[Id | None, Field(
         description="Id of the assignment, quiz, file, page or discussion (of this course)")] = None,
-    html_url: Annotated[Str | None, Field(description="Link shown for the item (default: its Canvas page)")] = None,
-    url: Annotated[Str | None, Field(description="http(s) target of ExternalUrl and ExternalTool items")] = None,
+    html_url: Annotated[str | None, Field(description="Link shown for the item (default: its Canvas page)")] = None,
+    url: Annotated[str | None, Field(description="http(s) target of ExternalUrl and ExternalTool items")] = None,
     position: Position = None,
     indent: Annotated[Int, Field(ge=0, le=MAX_INDENT, description="Indent level")] = 0,
     published: Annotated[bool, Field(description="Visible to students")] = False,

@@ -30,13 +30,11 @@ from mock_servers.canvas.tools.common import (
     INSTANT,
     PAGE_SIZE,
     CourseId,
-    Num,
     Page,
     PerPage,
     PointsValue,
     QuestionId,
     QuizId,
-    Str,
     StudentId,
     access,
     given,
@@ -48,7 +46,7 @@ from mock_servers.canvas.tools.common import (
 )
 from mock_servers.core.errors import denied
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import Int
+from mock_servers.core.types import Int, Num
 
 QuizType = Literal["practice_quiz", "assignment", "graded_survey", "survey"]
 QuestionType = Literal["multiple_choice_question", "true_false_question", "short_answer_question",
@@ -60,9 +58,9 @@ class Answer(BaseModel):
     """One possible answer of a question."""
 
     model_config = ConfigDict(extra="forbid")
-    text: Annotated[Str, Field(description="Answer text")]
+    text: Annotated[str, Field(description="Answer text")]
     weight: Annotated[Num | None, Field(ge=0, le=100, description="100 = correct, 0 = wrong (default 0)")] = None
-    comments: Annotated[Str | None, Field(description="Feedback for students who pick it")] = None
+    comments: Annotated[str | None, Field(description="Feedback for students who pick it")] = None
 
 
 Answers = Annotated[list[Answer] | None, Field(max_length=50, description=(
@@ -100,11 +98,11 @@ def canvas_get_quiz(call: Call, course_id: CourseId, quiz_id: QuizId) -> dict[st
 def canvas_create_quiz(
     call: Call,
     course_id: CourseId,
-    title: Annotated[Str, Field(description=TITLE)],
-    description: Annotated[Str | None, Field(description=DESCRIPTION)] = None,
+    title: Annotated[str, Field(description=TITLE)],
+    description: Annotated[str | None, Field(description=DESCRIPTION)] = None,
     quiz_type: Annotated[QuizType, Field(description="Kind of quiz")] = "assignment",
     time_limit: Annotated[Int | None, Field(ge=1, le=MAX_TIME_LIMIT, description=TIME_LIMIT)] = None,
-    due_at: Annotated[Str | None, Field(description=f"Due date: {INSTANT}")] = None,
+    due_at: Annotated[str | None, Field(description=f"Due date: {INSTANT}")] = None,
     published: Annotated[bool, Field(description="Visible to students")] = False,
 ) -> dict[str, Any]:
     """Create a quiz in a course you teach (teachers, TAs, admins), without questions; it
@@ -121,18 +119,18 @@ def canvas_update_quiz(
     call: Call,
     course_id: CourseId,
     quiz_id: QuizId,
-    title: Annotated[Str | None, Field(description=TITLE)] = None,
-    description: Annotated[Str | None, Field(description=DESCRIPTION)] = None,
+    title: Annotated[str | None, Field(description=TITLE)] = None,
+    description: Annotated[str | None, Field(description=DESCRIPTION)] = None,
     quiz_type: Annotated[QuizType | None, Field(description="Kind of quiz")] = None,
     time_limit: Annotated[Int | None, Field(ge=1, le=MAX_TIME_LIMIT, description=TIME_LIMIT)] = None,
-    due_at: Annotated[Str | None, Field(description=f"Due date: {INSTANT}")] = None,
+    due_at: Annotated[str | None, Field(description=f"Due date: {INSTANT}")] = None,
     published: Annotated[bool | None, Field(description="Visible to students")] = None,
     shuffle_answers: Annotated[bool | None, Field(description="Shuffle answer order")] = None,
     allowed_attempts: Annotated[Int | None, Field(
         ge=-1, le=MAX_ATTEMPTS, description="-1 = unlimited, else >= 1")] = None,
     scoring_policy: Annotated[Literal["keep_highest", "keep_latest", "keep_average"] | None,
                               Field(description="Which attempt counts")] = None,
-    access_code: Annotated[Str | None, Field(description="Code students must enter; \"\" removes it")] = None,
+    access_code: Annotated[str | None, Field(description="Code students must enter; \"\" removes it")] = None,
 ) -> dict[str, Any]:
     """Change a quiz of a course you teach; only the fields given change (at least one). The
     access code is stored but never shown (has_access_code tells whether one is set)."""
@@ -191,8 +189,8 @@ def canvas_add_quiz_question(
     call: Call,
     course_id: CourseId,
     quiz_id: QuizId,
-    question_text: Annotated[Str, Field(description="The question (HTML)")],
-    question_name: Annotated[Str | None, Field(description="Short name (default 'Question')")] = None,
+    question_text: Annotated[str, Field(description="The question (HTML)")],
+    question_name: Annotated[str | None, Field(description="Short name (default 'Question')")] = None,
     question_type: Annotated[QuestionType, Field(description="Kind of question")] = "multiple_choice_question",
     points_possible: QuestionPoints = None,
     answers: Answers = None,
@@ -229,8 +227,8 @@ def canvas_update_quiz_question(
     course_id: CourseId,
     quiz_id: QuizId,
     question_id: QuestionId,
-    question_name: Annotated[Str | None, Field(description="Short name")] = None,
-    question_text: Annotated[Str | None, Field(description="The question (HTML)")] = None,
+    question_name: Annotated[str | None, Field(description="Short name")] = None,
+    question_text: Annotated[str | None, Field(description="The question (HTML)")] = None,
     points_possible: QuestionPoints = None,
     answers: Answers = None,
 ) -> dict[str, Any]:

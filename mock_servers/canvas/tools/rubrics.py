@@ -16,7 +16,6 @@ from mock_servers.canvas.tools.common import (
     Page,
     PerPage,
     PointsValue,
-    Str,
     access,
     paged_list,
     staff_write,
@@ -29,14 +28,14 @@ MAX_CRITERIA = 50
 
 class Rating(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    description: Annotated[Str, Field(description="Level, e.g. 'Exceeds expectations'")]
+    description: Annotated[str, Field(description="Level, e.g. 'Exceeds expectations'")]
     points: Annotated[PointsValue, Field(description="Points of the level (at most the criterion's)")]
 
 
 class Criterion(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    description: Annotated[Str, Field(description="What is judged")]
-    long_description: Annotated[Str | None, Field(description="Details")] = None
+    description: Annotated[str, Field(description="What is judged")]
+    long_description: Annotated[str | None, Field(description="Details")] = None
     points: Annotated[PointsValue, Field(description="Points the criterion is worth")]
     criterion_use_range: Annotated[bool | None, Field(description="Score ratings as ranges")] = None
     ratings: Annotated[list[Rating] | None, Field(
@@ -68,10 +67,10 @@ def canvas_get_rubric(
 def canvas_create_rubric(
     call: Call,
     course_id: CourseId,
-    title: Annotated[Str, Field(description="Rubric title")],
+    title: Annotated[str, Field(description="Rubric title")],
     criteria: Annotated[list[Criterion], Field(min_length=1, max_length=MAX_CRITERIA,
                                                description="Criteria, in order")],
-    description: Annotated[Str | None, Field(description="Description")] = None,
+    description: Annotated[str | None, Field(description="Description")] = None,
     free_form_criterion_comments: Annotated[bool, Field(
         description="Graders write free-form comments instead of picking ratings")] = False,
     hide_score_total: Annotated[bool, Field(description="Hide the total from students")] = False,

@@ -22,7 +22,6 @@ from mock_servers.canvas.domain.users import (
 from mock_servers.canvas.tools.common import (
     Page,
     PerPage,
-    Str,
     given,
     me,
     now_z,
@@ -44,8 +43,8 @@ def canvas_health_check(call: Call) -> dict[str, Any]:
 @toolbox.tool(rw="write", idempotent=True)
 def canvas_login(
     call: Call,
-    login_id: Annotated[Str, Field(description="The user's login id")],
-    password: Annotated[Str, Field(description="The user's password")],
+    login_id: Annotated[str, Field(description="The user's login id")],
+    password: Annotated[str, Field(description="The user's password")],
 ) -> dict[str, Any]:
     """Log in as a Canvas user; later calls act as that user. Wrong login id or password is
     UNAUTHENTICATED. Replaces any previous login."""
@@ -88,11 +87,11 @@ def canvas_get_user_profile(call: Call) -> dict[str, Any]:
 @toolbox.tool(rw="write", idempotent=True, destructive=True)
 def canvas_update_user_profile(
     call: Call,
-    name: Annotated[Str | None, Field(description="Full name (non-empty)")] = None,
-    short_name: Annotated[Str | None, Field(description="Display name (non-empty)")] = None,
-    bio: Annotated[Str | None, Field(description="Biography")] = None,
-    title: Annotated[Str | None, Field(description="Title, e.g. 'Teaching Assistant'")] = None,
-    time_zone: Annotated[Str | None, Field(description="IANA time zone, e.g. America/Chicago")] = None,
+    name: Annotated[str | None, Field(description="Full name (non-empty)")] = None,
+    short_name: Annotated[str | None, Field(description="Display name (non-empty)")] = None,
+    bio: Annotated[str | None, Field(description="Biography")] = None,
+    title: Annotated[str | None, Field(description="Title, e.g. 'Teaching Assistant'")] = None,
+    time_zone: Annotated[str | None, Field(description="IANA time zone, e.g. America/Chicago")] = None,
 ) -> dict[str, Any]:
     """Update your own profile; only the fields given change (at least one). Returns the
     profile as canvas_get_user_profile does."""

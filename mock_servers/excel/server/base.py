@@ -9,17 +9,16 @@ from openpyxl import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 from pydantic import Field
 
-from mock_servers.core.errors import Code, ToolFailure, invalid
+from mock_servers.core.errors import invalid
 from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.core.toolkit import Call, Toolbox
+from mock_servers.excel.limits import check_cells, check_growth, new_cells
 from mock_servers.excel.workbook import Box, WorkbookFile, parse_range, workbook_file, worksheet
 
 toolbox = Toolbox("excel", list_keys=("values", "ranges", "rules", "sheets"), instructions=(
     f"Excel workbooks (.xlsx/.xlsm) under {DISPLAY_ROOT}. Cells use A1 notation; rows and "
     "columns are 1-based."))
 build = toolbox.build
-
-MAX_STYLED_CELLS = 100_000
 
 FilePath = Annotated[str, Field(description=(
     f"workbook path (.xlsx or .xlsm), relative to {DISPLAY_ROOT} or absolute under it"))]
@@ -63,11 +62,16 @@ def sheet_range(text: str, ws: Worksheet) -> Box:
     return parse_range(cells)
 
 
-def bounded(area: Box, limit: int = MAX_STYLED_CELLS) -> Box:
-    """`area`, unless it has more cells than one call may touch (RESOURCE_EXHAUSTED)."""
-    if area.rows * area.cols > limit:
-        raise ToolFailure(Code.RESOURCE_EXHAUSTED,
-                          f"{area.a1} has {area.rows * area.cols} cells; at most {limit} per call")
+def bounded(area: Box, what: str) -> Box:
+    """`area`, unless it has more cells than one call may touch (INVALID_ARGUMENT)."""
+    check_cells(area.rows, area.cols, f"{what} {area.a1}")
+    return area
+
+
+def room(wb: Workbook, ws: Worksheet, area: Box, what: str) -> Box:
+    """`area` (see `bounded`), unless storing its cells would grow the workbook past its cap."""
+    bounded(area, what)
+    check_growth(wb, new_cells(ws, area.min_row, area.min_col, area.rows, area.cols))
     return area
 
 

@@ -18,6 +18,7 @@ from mock_servers.core.types import Int
 from mock_servers.excel import layout
 from mock_servers.excel.charts import ChartType, build_chart
 from mock_servers.excel.formatting import BorderStyle, HorizontalAlignment, formatting
+from mock_servers.excel.limits import check_growth
 from mock_servers.excel.pivot import AggFunc, pivot
 from mock_servers.excel.server.base import (
     DataRange,
@@ -28,6 +29,7 @@ from mock_servers.excel.server.base import (
     bounded,
     free_title,
     open_sheet,
+    room,
     sheet_range,
     toolbox,
 )
@@ -68,16 +70,15 @@ def format_range(
     `{message,range}`. At most 100000 cells per call; merge_cells=true also merges the range
     (keeping only the top-left value)."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
-    area = bounded(box(start_cell, end_cell))
+    area = room(wb, ws, box(start_cell, end_cell), "the range")
     style = formatting(bold=bold, italic=italic, underline=underline, font_size=font_size,
                        font_color=font_color, bg_color=bg_color, border_style=border_style,
                        border_color=border_color, number_format=number_format,
                        alignment=alignment, wrap_text=wrap_text)
     if style.empty and not merge_cells:
         raise invalid("no formatting option given")
-    for row in range(area.min_row, area.max_row + 1):
-        for col in range(area.min_col, area.max_col + 1):
-            style.apply(ws.cell(row, col))
+    style.apply_all(ws.cell(row, col) for row in range(area.min_row, area.max_row + 1)
+                    for col in range(area.min_col, area.max_col + 1))
     if merge_cells:
         layout.merge(ws, area)
     book.save(call, wb)
@@ -102,7 +103,7 @@ def create_chart(
     the same sheet; returns `{message}`. The chart references the cells, so it follows later
     edits of their values."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
-    data = sheet_range(data_range, ws)
+    data = bounded(sheet_range(data_range, ws), "data_range")
     row, col = cell_ref(target_cell)
     anchor = f"{get_column_letter(col)}{row}"
     ws.add_chart(build_chart(ws, data, chart_type, title, x_axis, y_axis), anchor)
@@ -127,11 +128,12 @@ def create_pivot_table(
     Groups are sorted; sum/mean/min/max use the numeric values only, count counts non-empty
     cells; empty keys show as (blank). Formula cells count with their cached values."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
-    area = sheet_range(data_range, ws)
+    area = bounded(sheet_range(data_range, ws), "data_range")
     cached = book.cached(call, read_only=True, data_only=True).wb[sheet_name]
     table = list(cached.iter_rows(min_row=area.min_row, max_row=area.max_row,
                                   min_col=area.min_col, max_col=area.max_col, values_only=True))
     summary = pivot(table, rows, values, columns or [], agg_func)
+    check_growth(wb, len(summary) * len(summary[0]))
     out = wb.create_sheet(free_title(wb, f"{sheet_name}_pivot"))
     for line in summary:
         out.append(line)
@@ -180,7 +182,7 @@ def create_table(
     rows); returns `{message,table_name}`. The range may not overlap another table or merged
     cells."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
-    area = sheet_range(data_range, ws)
+    area = bounded(sheet_range(data_range, ws), "data_range")
     if not _TABLE_STYLE.fullmatch(table_style):
         raise invalid(f"unknown table_style '{table_style}'",
                       hint="use TableStyleLight1-21, TableStyleMedium1-28 or TableStyleDark1-11")

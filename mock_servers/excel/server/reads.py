@@ -115,8 +115,9 @@ def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
             else:
                 line.append(json_value(cell.value, cell.number_format))
         values.append(line)
-    has_more = any(any(cell.value is not None for cell in row) for row in rows)
     last = area.min_row + len(values) - 1 if values else area.max_row  # nothing stored there
+    has_more = last < area.max_row and sheet.has_values(
+        Box(last + 1, area.min_col, area.max_row, area.max_col))
     window = Box(area.min_row, area.min_col, last, area.max_col)
     return _Page(sheet.ws.title, window, values, formulas, has_more=has_more)
 

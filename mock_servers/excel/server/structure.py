@@ -13,6 +13,7 @@ from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.excel import layout
+from mock_servers.excel.limits import check_growth
 from mock_servers.excel.server.base import (
     EndCell,
     FilePath,
@@ -23,6 +24,7 @@ from mock_servers.excel.server.base import (
     open_book,
     open_sheet,
     plural,
+    room,
     toolbox,
 )
 from mock_servers.excel.workbook import (
@@ -78,6 +80,7 @@ def copy_worksheet(
     book, wb = open_book(call, filepath)
     source = worksheet(wb, source_sheet, book)
     check_new_title(wb, target_sheet, book)
+    check_growth(wb, len(source._cells))
     wb.copy_worksheet(source).title = target_sheet
     book.save(call, wb)
     return {"message": f"Copied sheet '{source_sheet}' to '{target_sheet}' in {book.shown}"}
@@ -121,7 +124,7 @@ def merge_cells(call: Call, filepath: FilePath, sheet_name: SheetName,
     """Merge a range into one cell; only the top-left value is kept. Returns
     `{message,range}`. The range may not overlap an existing merged range."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
-    area = box(start_cell, end_cell)
+    area = room(wb, ws, box(start_cell, end_cell), "the merge")
     layout.merge(ws, area)
     book.save(call, wb)
     return {"message": f"Merged {in_sheet(ws.title, area)}", "range": area.a1}
@@ -158,9 +161,10 @@ def copy_range(
     the destination; relative references in formulas shift with the copy. Returns
     `{message,range}` (the destination). At most 100000 cells."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
-    area = bounded(box(source_start, source_end))
+    area = bounded(box(source_start, source_end), "the source")
     target = worksheet(wb, target_sheet, book) if target_sheet else ws
-    dest = layout.copy_range(ws, area, target, box(target_start))
+    dest = room(wb, target, box(target_start).sized(area.rows, area.cols), "the destination")
+    layout.copy_range(ws, area, target, dest)
     book.save(call, wb)
     return {"message": f"Copied {in_sheet(ws.title, area)} to {in_sheet(target.title, dest)}",
             "range": dest.a1}
@@ -207,7 +211,7 @@ def insert_rows(
     book, wb, ws = open_sheet(call, filepath, sheet_name)
     _check_room(ws.max_row, start_row, count, MAX_ROW, "row")
     with layout.merges_follow(ws, "row", start_row, count):
-        ws.insert_rows(start_row, count)
+        layout.shift_cells(ws, "row", start_row, count)
     book.save(call, wb)
     return {"message": f"Inserted {plural(count, 'row')} at row {start_row} of '{ws.title}'"}
 
@@ -224,7 +228,7 @@ def delete_sheet_rows(
     formula references, tables and charts are not rewritten."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
     with layout.merges_follow(ws, "row", start_row, -count):
-        ws.delete_rows(start_row, count)
+        layout.shift_cells(ws, "row", start_row, -count)
     book.save(call, wb)
     return {"message": f"Deleted {plural(count, 'row')} from row {start_row} of '{ws.title}'"}
 
@@ -244,7 +248,7 @@ def insert_columns(
     book, wb, ws = open_sheet(call, filepath, sheet_name)
     _check_room(ws.max_column, start_col, count, MAX_COL, "column")
     with layout.merges_follow(ws, "col", start_col, count):
-        ws.insert_cols(start_col, count)
+        layout.shift_cells(ws, "col", start_col, count)
     book.save(call, wb)
     return {"message": f"Inserted {plural(count, 'column')} at column "
                        f"{get_column_letter(start_col)} of '{ws.title}'"}
@@ -262,7 +266,7 @@ def delete_sheet_columns(
     ranges follow; formula references, tables and charts are not rewritten."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
     with layout.merges_follow(ws, "col", start_col, -count):
-        ws.delete_cols(start_col, count)
+        layout.shift_cells(ws, "col", start_col, -count)
     book.save(call, wb)
     return {"message": f"Deleted {plural(count, 'column')} from column "
                        f"{get_column_letter(start_col)} of '{ws.title}'"}

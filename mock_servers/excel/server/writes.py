@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from pydantic import Field
 
 from mock_servers.core.errors import invalid
@@ -13,12 +12,14 @@ from mock_servers.core.toolkit import Call
 from mock_servers.core.types import CellValue
 from mock_servers.excel import layout
 from mock_servers.excel.formula import formula_problem, normalise
+from mock_servers.excel.limits import check_cells, check_value
 from mock_servers.excel.server.base import (
     FilePath,
     SheetName,
     open_book,
     open_sheet,
     plural,
+    room,
     toolbox,
 )
 from mock_servers.excel.workbook import (
@@ -31,15 +32,17 @@ from mock_servers.excel.workbook import (
     worksheet,
 )
 
-MAX_CELL_TEXT = 32_767
 
-
-def _check_storable(value: CellValue, i: int, j: int) -> None:
-    """Excel keeps at most 32767 characters per cell and no control characters."""
-    if isinstance(value, str) and (len(value) > MAX_CELL_TEXT
-                                   or ILLEGAL_CHARACTERS_RE.search(value)):
-        raise invalid(f"data row {i + 1}, column {j + 1}: text longer than {MAX_CELL_TEXT} "
-                      "characters or with control characters cannot be stored in a cell")
+def _check_block(data: list[list[CellValue]]) -> int:
+    """The width of `data` once it is known to fit one call and to hold storable values."""
+    width = max(len(row) for row in data)
+    if width == 0:
+        raise invalid("data holds no cells")
+    check_cells(len(data), width, "data")
+    for i, row in enumerate(data):
+        for j, value in enumerate(row):
+            check_value(value, f"data row {i + 1}, column {j + 1}")
+    return width
 
 
 @toolbox.tool(rw="write", core=True, destructive=True)
@@ -55,20 +58,17 @@ def write_data_to_excel(
     """Write a block of rows starting at start_cell, overwriting what is there; returns
     `{message,range}`. Creates the worksheet if it does not exist (the workbook must exist:
     create_workbook). Formulas are stored, not computed."""
+    width = _check_block(data)
     book, wb = open_book(call, filepath)
     if sheet_name in wb.sheetnames:
         ws = worksheet(wb, sheet_name, book)
     else:
         check_new_title(wb, sheet_name, book)
         ws = wb.create_sheet(sheet_name)
-    width = max(len(row) for row in data)
-    if width == 0:
-        raise invalid("data holds no cells")
-    target = box(start_cell).sized(len(data), width)
+    target = room(wb, ws, box(start_cell).sized(len(data), width), "the block")
     layout.refuse_merged(ws, target, "write there")
     for i, row in enumerate(data):
         for j, value in enumerate(row):
-            _check_storable(value, i, j)
             ws.cell(target.min_row + i, target.min_col + j).value = value
     book.save(call, wb)
     return {"message": f"Wrote {plural(len(data), 'row')} to {in_sheet(ws.title, target)} "

@@ -1,0 +1,27 @@
+"""The validator's own rules: an oracle that needs more than the agent loop allows is a violation."""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.core.registry import Task
+from loca import validate
+from loca.validate import run_validation
+from scaffolds.config import Limits
+
+
+@pytest.mark.parametrize("limits,says", [(Limits(max_tool_calls=2), "tool calls, over the limit of 2"),
+                                         (Limits(max_turns=2), "turns, over the limit of 2")])
+def test_an_oracle_over_the_loop_limits_is_a_violation(any_task: Task, limits: Limits, says: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(validate, "LIMITS", limits)
+    outcomes = run_validation(any_task, [8000], [0])
+    oracle = next(o for o in outcomes if o.agent == "oracle")
+    assert not oracle.ok and validate.OVER_LIMITS in oracle.failed
+    assert oracle.over_limits is not None and says in oracle.over_limits
+    assert all(o.ok for o in outcomes if o.agent != "oracle")  # the limits bind the oracle only
+
+
+def test_within_the_default_limits_the_oracle_is_not_flagged(any_task: Task) -> None:
+    oracle = next(o for o in run_validation(any_task, [8000], [0]) if o.agent == "oracle")
+    assert oracle.ok and oracle.over_limits is None

@@ -302,6 +302,11 @@ def run(
         help="seconds to wait for a connection to the model provider")] = None,
     response_timeout: Annotated[float | None, typer.Option(
         help="seconds to wait for a streamed model reply to start")] = None,
+    strategy: Annotated[str | None, typer.Option(
+        help="context strategies joined by +: clear_tool_results, clear_thinking, compaction, "
+             "awareness; react for none; add paper for the paper's settings")] = None,
+    strategy_config: Annotated[Path | None, typer.Option(
+        help="YAML or JSON file tuning the strategies (`context:`, optionally `strategy:`)")] = None,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
@@ -310,7 +315,8 @@ def run(
     from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
-    from scaffolds.clients import Timeouts
+    from scaffolds.clients import Sampling, Timeouts
+    from scaffolds.context import choose, load_file
 
     names = list(all_tasks()) if tasks == "all" else \
         list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
@@ -318,15 +324,23 @@ def run(
         raise typer.BadParameter("no tasks given: name them, or use all")
     for name in names:
         _check_agent(agent, _task(name))
+    choice = _parsed(lambda s: choose(s, load_file(strategy_config) if strategy_config else None),
+                     strategy)
+    paper = dict(choice.agent or {})
     try:
         timeouts = {"connect_s": connect_timeout, "response_s": response_timeout}
         config = RunConfig(tasks=names, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
                            tool_filter=tool_filter,
-                           timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}))
+                           timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}),
+                           strategy=choice.name, context=choice.context,
+                           **({"system_prompt": paper.pop("system_prompt"),
+                               "sampling": Sampling(**paper)} if paper else {}))
     except ValidationError as exc:
         raise typer.BadParameter("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                            for e in exc.errors())) from None
+    for warning in config.agent_config().warnings():
+        complain(f"[yellow]warning:[/] {warning}")
     with _progress() as progress:
         bar = progress.add_task("episodes", total=len(plan(config)))
         summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar))
@@ -340,12 +354,28 @@ def run(
             cells.append(f"[green]{passed}/{len(mine)}[/]" if passed == len(mine) else f"{passed}/{len(mine)}")
         table.add_row(name, *cells)
     _consoles()[0].print(table)
+    if config.strategy != "react" or any((r.get("metrics") or {}).get("strategy_firings")
+                                         for r in records):
+        _consoles()[0].print(_context_table(records, config.strategy))
     for r in [r for r in records if not r["success"]][:20]:
         failed = ", ".join(c["name"] for c in r.get("checks", []) if not c["passed"]) or "-"
         say(f"  {r['episode_id']}: {r['terminal_state']}; failed checks: {failed}")
     say(f"passed {summary['passed']}/{summary['episodes']} "
                   f"(accuracy {summary['accuracy']:.3f}); max length deviation "
                   f"{100 * summary['max_length_deviation']:.1f}%; results in {out}")
+
+
+def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:
+    """Per episode: the largest request, the trajectory it stood for, and the strategies' work."""
+    table = _table("task", "length", "seed", "peak request", "trajectory",
+                   "firings (tokens freed)", title=f"context: {strategy}")
+    for r in records:
+        m = r.get("metrics") or {}
+        fired = ", ".join(f"{name} {count} ({m['tokens_freed'].get(name, 0):,})"
+                          for name, count in sorted(m.get("strategy_firings", {}).items()))
+        table.add_row(r["task"], r["length"], str(r["seed"]), f"{m.get('peak_request_tokens', 0):,}",
+                      f"{m.get('trajectory_tokens', 0):,}", fired or "-")
+    return table
 
 
 def _progress() -> Progress:

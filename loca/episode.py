@@ -23,7 +23,6 @@ from scaffolds.clients import (
     is_llm_agent,
 )
 from scaffolds.clients.base import ModelClient
-from scaffolds.config import AgentConfig, Limits
 from scaffolds.loop import AgentLoop
 from scaffolds.oracles import agents
 
@@ -52,10 +51,9 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
         client = make_client(episode.agent, task, config.base_url, config.timeouts)
     except Exception as exc:
         return failure_record(episode, "llm_error", exc)
-    agent_config = AgentConfig(limits=Limits(max_turns=config.max_turns,
-                                             max_tool_calls=config.max_tool_calls))
     try:
-        result = await AgentLoop(env, client, agent_config).run(
+        result = await AgentLoop(env, client, config.agent_config(),
+                                 context_blind=config.scripted).run(
             episode.seed, {"length": episode.length, "episode_dir": str(episode_dir / "world")},
             episode_dir)
     finally:
@@ -65,6 +63,7 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
     verdict = result.verdict or result.diagnostic or {}
     return {
         **episode.to_dict(),
+        "strategy": config.strategy,
         "terminal_state": result.terminal_state,
         "graded": result.graded,
         "success": result.success,

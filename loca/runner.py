@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from loca import __version__
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
-from scaffolds.clients import Timeouts
+from scaffolds.clients import Sampling, Timeouts
+from scaffolds.config import AgentConfig, Limits
+from scaffolds.context import ContextConfig
 
 LOCK_FILE = ".lock"
 
@@ -56,6 +58,33 @@ class RunConfig(BaseModel):
     timeouts: Timeouts = Timeouts()
     """Model-call timeouts; they decide how soon a dead provider is given up, not a result, so
     they stay out of the digest and a run may resume with others."""
+    strategy: str = "react"
+    """The strategy set as named (`react`, `clear_tool_results+compaction`, `paper+...`)."""
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    """Budget terms and strategies, fully resolved."""
+    system_prompt: str = "system/react@1"
+    sampling: Sampling = Field(default_factory=Sampling)
+
+    @property
+    def scripted(self) -> bool:
+        """Scripted agents do not react to their context (the loop runs them context-blind)."""
+        return not self.agent.startswith("openai:")
+
+    def agent_config(self) -> AgentConfig:
+        return AgentConfig(system_prompt=self.system_prompt, sampling=self.sampling,
+                           context=self.context,
+                           limits=Limits(max_turns=self.max_turns,
+                                         max_tool_calls=self.max_tool_calls))
+
+    @model_validator(mode="after")
+    def _agent_config_valid(self) -> RunConfig:
+        """Context settings are checked before any episode runs (spec §3.7)."""
+        self.agent_config()
+        compaction = self.context.strategies.compaction
+        if self.scripted and compaction is not None and compaction.summarizer == "model":
+            raise ValueError(f"compaction.summarizer: model needs a model; {self.agent} is "
+                             f"scripted (use scripted, or leave it unset)")
+        return self
 
     @field_validator("tasks", "lengths", "seeds")
     @classmethod

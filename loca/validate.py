@@ -93,12 +93,11 @@ class Effort:
     calls: int = 0
 
     def counted(self, script: Script) -> Script:
-        reply = None
         try:
+            step = next(script)
             while True:
-                step = script.send(reply)
                 self.turns += 1
-                reply = yield step
+                step = script.send((yield step))
         except StopIteration as stop:
             return stop.value
 

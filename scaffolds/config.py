@@ -6,9 +6,10 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scaffolds.clients.base import Sampling
+from scaffolds.context.config import ContextConfig
 from scaffolds.prompts import get_prompt
 
 
@@ -38,6 +39,7 @@ class AgentConfig(BaseModel):
     """Grade ungraded agent-class endings with `env.evaluate()`; never changes the score."""
     limits: Limits = Field(default_factory=Limits)
     sampling: Sampling = Field(default_factory=Sampling)
+    context: ContextConfig = Field(default_factory=ContextConfig)
 
     @field_validator("system_prompt")
     @classmethod
@@ -49,6 +51,20 @@ class AgentConfig(BaseModel):
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
         return value
+
+    @model_validator(mode="after")
+    def _context_fits(self) -> AgentConfig:
+        self.context.check(self.sampling.max_output_tokens)
+        awareness = self.context.strategies.awareness
+        if awareness is not None and awareness.placement == "system" \
+                and not get_prompt(self.system_prompt).text:
+            raise ValueError("awareness.placement: system needs a system prompt "
+                             f"({self.system_prompt} sends none)")
+        return self
+
+    def warnings(self) -> list[str]:
+        """Settings that are allowed but probably not meant (spec §3.7)."""
+        return self.context.check(self.sampling.max_output_tokens)
 
     def config_hash(self) -> str:
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))

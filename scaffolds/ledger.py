@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cache
@@ -56,6 +56,11 @@ class Ledger:
         self._file.flush()
         self.events.append(event)
         return event
+
+    def record_retries(self, turn: int, attempts: Iterable[Any]) -> None:
+        """One `llm_retry` event per failed attempt of a model call."""
+        for attempt in attempts:
+            self.record("llm_retry", {"turn": turn, **attempt.to_dict()})
 
     def append_message(self, message: Message, *, turn: int, tokens: int | None = None) -> Message:
         """Assign mid, turn and token count (computed here unless given), then record it.

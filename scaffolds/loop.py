@@ -2,16 +2,14 @@
 
 The loop talks to the env only through `areset`, `astep`, `evaluate` and `aclose`, and to the
 model only through `ModelClient.generate`. Everything that happens is appended to the ledger;
-the view sent to the model is the whole conversation (no context strategies).
+before each main call the context pipeline decides and renders the view the model is shown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
-import hashlib
 import inspect
-import json
 import time
 import traceback
 from collections.abc import Mapping
@@ -23,13 +21,14 @@ from envs.core.errors import EnvSetupError, ToolInfraError
 from loca.core.tokens import schema_tokens
 from scaffolds.accounting import message_tokens
 from scaffolds.clients.base import (
-    Attempt,
     GenerateRequest,
     GenerateResult,
     LLMCallError,
     ModelClient,
 )
 from scaffolds.config import AgentConfig
+from scaffolds.context import ContextPipeline, Overflow
+from scaffolds.context.compose import prompt_ids
 from scaffolds.ledger import TRAJECTORY_FILE, Ledger
 from scaffolds.messages import (
     Message,
@@ -59,19 +58,26 @@ class AgentLoop:
     """Runs episodes of one env with one model client; each `run` is independent.
 
     The loop closes the env at the end of every episode; the client belongs to the caller.
+    A context setting the client cannot honour is refused here, before any episode.
+    A `context_blind` client (a scripted agent, which does not react to its context) is sent the
+    whole conversation, while the view it would have been shown is rendered and recorded as
+    for any model.
     """
 
-    def __init__(self, env: Any, client: ModelClient, config: AgentConfig | None = None) -> None:
+    def __init__(self, env: Any, client: ModelClient, config: AgentConfig | None = None, *,
+                 context_blind: bool = False) -> None:
         self.env = env
         self.client = client
         self.config = config or AgentConfig()
+        self.config.context.check_model(getattr(client, "reasoning_echo", "all"))
+        self.context_blind = context_blind
 
     async def run(self, seed: int | None, options: Mapping[str, Any] | None,
                   episode_dir: Path | str) -> EpisodeResult:
         """Reset the env, play until a terminal state, grade, close; the ledger goes to
         `episode_dir/trajectory.jsonl`. Cancellation propagates (no terminal state)."""
-        return await _Episode(self.env, self.client, self.config, Path(episode_dir)).run(
-            seed, options)
+        return await _Episode(self.env, self.client, self.config, Path(episode_dir),
+                              self.context_blind).run(seed, options)
 
 
 @dataclass
@@ -103,10 +109,12 @@ class _Batch:
 
 class _Episode:
     def __init__(self, env: Any, client: ModelClient, config: AgentConfig,
-                 episode_dir: Path) -> None:
+                 episode_dir: Path, context_blind: bool) -> None:
         self.env = env
         self.client = client
         self.config = config
+        self.context_blind = context_blind
+        self.context: ContextPipeline
         self.limits = config.limits
         self.episode_dir = episode_dir
         self.ledger: Ledger
@@ -195,6 +203,7 @@ class _Episode:
         ids = [self.config.system_prompt, LIMIT_PROMPT]
         if self.config.on_text_reply == "nudge":
             ids.append(NUDGE_PROMPT)
+        ids += prompt_ids(self.config.context)
         return [get_prompt(i).describe() for i in ids]
 
     def _header(self, seed: int | None, options: Mapping[str, Any] | None,
@@ -205,7 +214,8 @@ class _Episode:
             "config_hash": self.config.config_hash(),
             "prompts": self._prompts_used(),
             "client": {"type": type(self.client).__name__,
-                       "model": getattr(self.client, "model", None)},
+                       "model": getattr(self.client, "model", None),
+                       "context_blind": self.context_blind},
             "seed": seed,
             "options": dict(options) if options else None,
             "env": self.env_info,
@@ -214,10 +224,15 @@ class _Episode:
 
     async def _play(self) -> _Outcome:
         ledger = self.ledger
+        self.context = ContextPipeline(self.config.context, self.config.sampling, self.client,
+                                       self.tools, self.terminal_tool,
+                                       context_blind=self.context_blind)
         system_text = get_prompt(self.config.system_prompt).text
         if system_text:
-            ledger.append_message(system_message(system_text), turn=0)
-        ledger.append_message(user_message([self.instruction], "task"), turn=0)
+            ledger.append_message(system_message(system_text, *self.context.suffixes("system")),
+                                  turn=0)
+        ledger.append_message(user_message([self.instruction, *self.context.suffixes(
+            "task_message")], "task"), turn=0)
         self.tools_tokens = self.env_info.get("tools_tokens") or schema_tokens(self.tools)
         ledger.record("tools", {"tools": self.tools, "tokens": self.tools_tokens,
                                 "terminal_tool": self.terminal_tool})
@@ -271,31 +286,30 @@ class _Episode:
 
     async def _generate(self, turn: int) -> GenerateResult | _Outcome:
         ledger = self.ledger
-        view = tuple(ledger.messages)
-        ranges = [[view[0].mid, view[-1].mid]]
-        predicted = self.tools_tokens + ledger.message_tokens_total
+        try:
+            prepared = await self.context.prepare(ledger, turn)
+        except Overflow as exc:
+            return _Outcome("context_overflow", error=exc)
         ledger.record("llm_request", {
-            "turn": turn, "purpose": "main", "view": ranges,
-            "view_hash": hashlib.sha256(json.dumps(ranges).encode()).hexdigest(),
-            "predicted_tokens": predicted,
+            "turn": turn, "purpose": "main", "view": prepared.refs,
+            "view_hash": prepared.view_hash, "predicted_tokens": prepared.predicted,
+            "view_messages": len(prepared.messages), "fired": list(prepared.fired),
         })
-        request = GenerateRequest(messages=view, tools=self.tools, sampling=self.config.sampling,
-                                  predicted_input_tokens=predicted)
+        messages = tuple(ledger.messages) if self.context_blind else prepared.messages
+        request = GenerateRequest(messages=messages, tools=self.tools,
+                                  sampling=self.config.sampling,
+                                  predicted_input_tokens=prepared.predicted)
         self.in_flight = {"kind": "llm", "turn": turn}
         try:
             result = await self.client.generate(request)
         except LLMCallError as exc:
             self.in_flight = None
-            self._record_retries(turn, exc.attempts[:-1])
+            self.ledger.record_retries(turn, exc.attempts[:-1])
             return _Outcome("context_overflow" if exc.error_class == "context" else "llm_error",
                             error=exc)
         self.in_flight = None
-        self._record_retries(turn, result.attempts[:-1])
+        self.ledger.record_retries(turn, result.attempts[:-1])
         return result
-
-    def _record_retries(self, turn: int, attempts: tuple[Attempt, ...]) -> None:
-        for attempt in attempts:
-            self.ledger.record("llm_retry", {"turn": turn, **attempt.to_dict()})
 
     # ------------------------------------------------------------ tool calls
 

@@ -141,8 +141,8 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def system_message(text: str) -> Message:
-    return Message(role="system", origin="harness.prompt", parts=(TextPart(text),))
+def system_message(*texts: str) -> Message:
+    return Message(role="system", origin="harness.prompt", parts=tuple(TextPart(t) for t in texts))
 
 
 def user_message(texts: Sequence[str], origin: Origin) -> Message:

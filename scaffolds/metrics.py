@@ -1,4 +1,4 @@
-"""Episode metrics computed from ledger events alone (spec §4.3, without context strategies).
+"""Episode metrics computed from ledger events alone (spec §4.3).
 
 Token figures are on the `est` basis (our cl100k_base counts); `input_tokens` and
 `output_tokens` are summed from the usage each call reported (or synthesised).
@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
+
+from scaffolds.context.compose import FIRINGS
 
 _HARNESS_ORIGIN_PREFIXES = ("harness.", "strategy.")
 
@@ -61,6 +63,17 @@ class EpisodeMetrics(BaseModel):
     trajectory_tokens_core: int = 0
     """`trajectory_tokens` without harness-injected messages."""
     peak_request_tokens: int = 0
+    """Largest predicted input of a main call (the view the model was shown, with tools)."""
+    strategy_firings: dict[str, int] = {}
+    """Firings per strategy (`truncate` included); failed summaries and notes are not firings."""
+    tokens_freed: dict[str, int] = {}
+    """Tokens taken out of the view per strategy (compaction: net of the summary)."""
+    summary_failures: int = 0
+    truncation_drops: int = 0
+    """Messages hard truncation took out of the view."""
+    awareness_notes: int = 0
+    context_series: list[dict[str, Any]] = []
+    """Per main call: `turn`, `predicted` (P), `view_messages`, `fired` (strategies)."""
     nudges: int = 0
     retries: int = 0
     retry_wait_s: float = 0.0
@@ -79,6 +92,8 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
     costs: list[float] = []
     responses = 0
     reported = 0
+    firings: Counter[str] = Counter()
+    freed: Counter[str] = Counter()
     for event in events:
         kind, p = event["type"], event["payload"]
         if kind == "tools":
@@ -96,7 +111,12 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             llm_calls[p["purpose"]] += 1
             if p["purpose"] == "main":
                 m.turns += 1
-            m.peak_request_tokens = max(m.peak_request_tokens, p["predicted_tokens"])
+                m.peak_request_tokens = max(m.peak_request_tokens, p["predicted_tokens"])
+                m.context_series.append({"turn": p["turn"], "predicted": p["predicted_tokens"],
+                                         "view_messages": p.get("view_messages"),
+                                         "fired": p.get("fired", [])})
+        elif kind == "strategy":
+            _strategy_event(m, p, firings, freed)
         elif kind == "llm_response":
             responses += 1
             usage = p["usage"]
@@ -124,6 +144,8 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             else:
                 m.tool_calls_skipped += 1
     m.llm_calls = dict(llm_calls)
+    m.strategy_firings = dict(firings)
+    m.tokens_freed = dict(freed)
     m.tool_calls_by_name = dict(by_name)
     m.retries_by_class = dict(retry_classes)
     m.usage_reported = responses > 0 and reported == responses
@@ -131,3 +153,17 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
     m.llm_latency = LatencyStats.of(llm_latencies)
     m.tool_latency = LatencyStats.of(tool_latencies)
     return m
+
+
+def _strategy_event(m: EpisodeMetrics, p: Mapping[str, Any], firings: Counter[str],
+                    freed: Counter[str]) -> None:
+    decision, name = p["decision"], p["name"]
+    if decision == "failed":
+        m.summary_failures += 1
+    elif decision == "note":
+        m.awareness_notes += 1
+    if decision in FIRINGS:
+        firings[name] += 1
+        freed[name] += p["tokens_before"] - p["tokens_after"]
+        if name == "truncate":
+            m.truncation_drops += len(p["changes"].get("hide", ()))

@@ -49,6 +49,30 @@ _PROMPTS = (
     Prompt("limit/tool_calls", 1, (
         "Not executed: this episode has reached its limit of {limit} tool calls."
     )),
+    Prompt("clearing/placeholder", 1, (
+        "[Tool result cleared to save context. Call the tool again if you need it.]"
+    )),
+    Prompt("truncation/marker", 1, "\n[... {omitted} characters omitted to fit the context ...]\n"),
+    Prompt("compaction/request", 1, (
+        "Your context is about to be reset: everything above will be gone, except this task. "
+        "Write a summary that lets you continue the work without it: the progress on the task, "
+        "every fact gathered so far with its exact values (names, ids, dates, numbers), the "
+        "files written and what they hold, and the remaining steps. Reply with the summary "
+        "only, as plain text; do not call tools."
+    )),
+    Prompt("compaction/preamble", 1, (
+        "This conversation continues earlier work whose context was reset. Below is the "
+        "summary written before the reset."
+    )),
+    Prompt("awareness/budget", 1, (
+        "<budget:token_budget>{budget}</budget:token_budget>\n"
+        "Your context window is managed automatically, so keep working until the task is "
+        "complete; do not stop early because of the token budget."
+    )),
+    Prompt("awareness/usage", 1, (
+        "Current token usage:\n<system_warning>Token usage: {used}/{budget}; {remaining} "
+        "remaining</system_warning>"
+    )),
 )
 
 PROMPTS: dict[str, Prompt] = {p.id: p for p in _PROMPTS}

@@ -1,0 +1,132 @@
+"""The context pipeline (spec §3.6): before every main call, the strategies decide in order,
+the awareness note is added, and the view is rendered with hard truncation.
+
+Each decision is recorded as a `strategy` event `{name, decision, turn, tokens_before,
+tokens_after, changes, ...}` and applied through the renderer, so a replay of the ledger gives
+the same views (`view.render`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scaffolds.clients.base import ModelClient, Sampling
+from scaffolds.context import awareness, clear_thinking, clear_tool_results, truncate
+from scaffolds.context.compaction import Compactor
+from scaffolds.context.config import ContextConfig
+from scaffolds.context.view import Renderer
+from scaffolds.ledger import Ledger
+from scaffolds.messages import Message, user_message
+from scaffolds.prompts import PROMPTS
+
+FIRINGS = frozenset({"clear", "strip", "compact", "truncate"})
+"""Decisions that count as a strategy firing (not `failed` summaries, not awareness `note`s)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the next main call sends, and how it was decided."""
+
+    messages: tuple[Message, ...]
+    predicted: int
+    refs: tuple[list[Any], ...]
+    view_hash: str
+    fired: tuple[str, ...]
+
+
+class ContextPipeline:
+    """The strategies of one episode and the view they leave."""
+
+    def __init__(self, config: ContextConfig, sampling: Sampling, client: ModelClient,
+                 tools: Sequence[Mapping[str, Any]], terminal_tool: str, *,
+                 context_blind: bool = False) -> None:
+        self.config = config
+        self.budget = config.budget(sampling.max_output_tokens)
+        self.renderer = Renderer()
+        s = config.strategies
+        self.compactor = Compactor(s.compaction, client, sampling, tools,
+                                   scripted=context_blind) if s.compaction else None
+        self.protected = frozenset({terminal_tool, *(s.clear_tool_results.exclude_tools
+                                                     if s.clear_tool_results else ())})
+        self.shown = awareness.budget_shown(s.awareness, self.budget, s) if s.awareness else 0
+        self._fired: list[str] = []
+
+    def suffixes(self, placement: str) -> list[str]:
+        """Texts appended to the task message (`task_message`) or the system prompt (`system`)."""
+        aware = self.config.strategies.awareness
+        if aware is None or aware.placement != placement:
+            return []
+        return [awareness.budget_notice(self.shown)]
+
+    async def prepare(self, ledger: Ledger, turn: int) -> Prepared:
+        """Decide, note, render; raises `truncate.Overflow` when the request cannot fit."""
+        self._fired = []
+        renderer = self.renderer.sync(ledger.events, ledger.messages)
+        s = self.config.strategies
+        for name in self.config.enabled():
+            if name == "clear_thinking" and s.clear_thinking:
+                self._maybe(ledger, name, "strip", turn,
+                            clear_thinking.decide(renderer, self.budget, s.clear_thinking))
+            elif name == "clear_tool_results" and s.clear_tool_results:
+                self._maybe(ledger, name, "clear", turn, clear_tool_results.decide(
+                    renderer, self.budget, s.clear_tool_results, self.protected))
+            elif name == "compaction" and self.compactor is not None \
+                    and self.compactor.wants(renderer, self.budget, turn):
+                await self.compactor.run(ledger, renderer, self.budget, turn,
+                                         lambda *a, **k: self._record(ledger, *a, **k))
+        if s.awareness and _after_tool_batch(ledger.messages):
+            self._note(ledger, turn, s.awareness.keep_notes)
+        self._maybe(ledger, "truncate", "truncate", turn,
+                    truncate.plan(renderer, self.budget.input_budget, s.truncate))
+        return Prepared(renderer.messages(), renderer.predicted, renderer.refs(),
+                        renderer.view_hash(), tuple(self._fired))
+
+    def _maybe(self, ledger: Ledger, name: str, decision: str, turn: int,
+               changes: dict[str, Any] | None) -> None:
+        if changes:
+            self._record(ledger, name, decision, turn, changes)
+
+    def _record(self, ledger: Ledger, name: str, decision: str, turn: int,
+                changes: Mapping[str, Any], before: int | None = None, **extra: Any) -> None:
+        """Apply a decision to the view and record it with the tokens it freed; `before` is P
+        before the decision when messages it added (a summary) are already in the ledger."""
+        renderer = self.renderer.sync(ledger.events, ledger.messages)
+        before = renderer.predicted if before is None else before
+        renderer.apply(changes)
+        ledger.record("strategy", {"name": name, "decision": decision, "turn": turn,
+                                   "tokens_before": before, "tokens_after": renderer.predicted,
+                                   "changes": dict(changes), **extra})
+        renderer.mark_seen(len(ledger.events))
+        if decision in FIRINGS:
+            self._fired.append(name)
+
+    def _note(self, ledger: Ledger, turn: int, keep_notes: str) -> None:
+        used = self.renderer.predicted
+        older = list(self.renderer.note_mids) if keep_notes == "last" else []
+        ledger.append_message(user_message([awareness.usage_note(used, self.shown)],
+                                           "harness.note"), turn=turn - 1)
+        self._record(ledger, "awareness", "note", turn, {"hide": older} if older else {},
+                     used=used)
+
+
+def prompt_ids(config: ContextConfig) -> list[str]:
+    """The registered prompts a context configuration may inject."""
+    s = config.strategies
+    ids = [truncate.MARKER] if s.truncate.enabled else []
+    if s.clear_tool_results and s.clear_tool_results.placeholder in PROMPTS:
+        ids.append(s.clear_tool_results.placeholder)
+    if s.compaction:
+        ids += [s.compaction.prompt, s.compaction.preamble]
+    if s.awareness:
+        ids += [awareness.BUDGET_PROMPT, awareness.USAGE_PROMPT]
+    return ids
+
+
+def _after_tool_batch(messages: Sequence[Message]) -> bool:
+    """The latest turn ended with tool results (a compaction summary after them aside)."""
+    for message in reversed(messages):
+        if message.origin != "strategy.compaction":
+            return message.role == "tool"
+    return False

@@ -1,0 +1,247 @@
+"""Configuration of context management (spec §3.3-§3.7) and its validation (§3.7).
+
+Every model forbids unknown keys. Rules that need the input budget `B` (which depends on the
+output limit) live in `ContextConfig.check`, run when the agent configuration is built, so a bad
+setting fails before any episode starts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scaffolds.clients.openai_wire import ReasoningEcho
+from scaffolds.context.budget import Budget, Trigger
+from scaffolds.prompts import get_prompt
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _prompt_id(value: str, prefix: str) -> str:
+    if not value.startswith(prefix):
+        raise ValueError(f"{value!r} is not a {prefix.rstrip('/')} prompt id")
+    try:
+        get_prompt(value)
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+    return value
+
+
+class TruncateConfig(_Strict):
+    """Hard truncation (§3.4.1)."""
+
+    enabled: bool = True
+    min_recent_turns: int = Field(default=1, ge=0)
+    oversize_result: Literal["truncate_content", "fail"] = "truncate_content"
+
+
+class ClearToolResultsConfig(_Strict):
+    """Tool-result clearing (§3.4.2)."""
+
+    trigger: Trigger = 0.75
+    unit: Literal["turn", "call"] = "turn"
+    clear_fraction: float | None = Field(default=0.5, gt=0, le=1)
+    keep_last: int | None = Field(default=None, ge=0)
+    protect_recent: int = Field(default=1, ge=0)
+    exclude_tools: tuple[str, ...] = ()
+    """Results never cleared, besides the terminal tool's."""
+    clear_at_least: int = Field(default=0, ge=0)
+    style: Literal["placeholder", "remove"] = "placeholder"
+    placeholder: str = "clearing/placeholder@1"
+    """A registered prompt id, or the literal text."""
+    clear_arguments: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_last_replaces_fraction(cls, data: Any) -> Any:
+        """Giving `keep_last` alone switches off the default `clear_fraction`."""
+        if isinstance(data, dict) and data.get("keep_last") is not None \
+                and "clear_fraction" not in data:
+            return {**data, "clear_fraction": None}
+        return data
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> ClearToolResultsConfig:
+        if (self.clear_fraction is None) == (self.keep_last is None):
+            raise ValueError("clear_tool_results: set exactly one of clear_fraction and keep_last")
+        if not placeholder_text(self.placeholder).strip():
+            raise ValueError("clear_tool_results.placeholder is empty")
+        return self
+
+
+def placeholder_text(value: str) -> str:
+    """A placeholder setting as text: a registered prompt's text, else the value itself."""
+    try:
+        return get_prompt(value).text
+    except KeyError:
+        return value
+
+
+class ClearThinkingConfig(_Strict):
+    """Thinking-block clearing (§3.4.3)."""
+
+    trigger: Trigger | Literal["always"] = 0.75
+    keep_last_turns: int = Field(default=1, ge=0)
+    placeholder: str | None = None
+
+    @field_validator("placeholder")
+    @classmethod
+    def _not_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("clear_thinking.placeholder is empty (leave it out for none)")
+        return value
+
+
+class CompactionConfig(_Strict):
+    """Compaction (§3.4.4)."""
+
+    trigger: Trigger = 0.85
+    prompt: str = "compaction/request@1"
+    preamble: str = "compaction/preamble@1"
+    summary_max_tokens: int = Field(default=8192, gt=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """None inherits the main calls' temperature."""
+    tools_mode: Literal["omit", "choice_none"] = "omit"
+    keep_recent_turns: int = Field(default=0, ge=0)
+    min_summary_tokens: int = Field(default=64, ge=1)
+    attempts: int = Field(default=2, ge=1, le=10)
+    fallback: Literal["truncate", "fail"] = "truncate"
+    cooldown_turns: int = Field(default=3, ge=0)
+    summarizer: Literal["model", "scripted"] | None = None
+    """`model`: the agent's own client; `scripted`: a deterministic digest of the view, for
+    offline runs of scripted agents; None: whichever fits the agent (resolved by the run)."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _request_prompt(cls, value: str) -> str:
+        return _prompt_id(value, "compaction/")
+
+    @field_validator("preamble")
+    @classmethod
+    def _preamble_prompt(cls, value: str) -> str:
+        return _prompt_id(value, "compaction/")
+
+
+class AwarenessConfig(_Strict):
+    """Context awareness (§3.4.5)."""
+
+    placement: Literal["task_message", "system"] = "task_message"
+    budget_shown: Literal["window", "input_budget", "trigger"] | int = "window"
+    keep_notes: Literal["last", "all"] = "last"
+
+
+class Strategies(_Strict):
+    """The strategies in use: a kind is on when its section is present (truncation: `enabled`)."""
+
+    truncate: TruncateConfig = TruncateConfig()
+    clear_thinking: ClearThinkingConfig | None = None
+    clear_tool_results: ClearToolResultsConfig | None = None
+    compaction: CompactionConfig | None = None
+    awareness: AwarenessConfig | None = None
+
+
+STRATEGY_KINDS = ("clear_thinking", "clear_tool_results", "compaction", "awareness")
+"""The strategies that can be switched on by name, in their default order."""
+
+
+class ContextConfig(_Strict):
+    """Budget terms and strategies of one agent (§3.3, §3.6)."""
+
+    max_context_tokens: int = Field(default=128_000, gt=0)
+    """W, the context window used for the run."""
+    output_reserve: int | None = Field(default=None, gt=0)
+    """R; None means the output limit of the main calls."""
+    margin: int | None = Field(default=None, ge=0)
+    """M; None means max(512, 2 % of W)."""
+    order: Literal["thinking_first", "tools_first"] = "thinking_first"
+    """Which clearing runs first (the paper preset clears tool results first)."""
+    strategies: Strategies = Strategies()
+
+    def budget(self, max_output_tokens: int) -> Budget:
+        window = self.max_context_tokens
+        margin = max(512, window // 50) if self.margin is None else self.margin
+        return Budget(window, self.output_reserve or max_output_tokens, margin)
+
+    def enabled(self) -> tuple[str, ...]:
+        """The strategies switched on, by name, in evaluation order."""
+        names = [n for n in STRATEGY_KINDS if getattr(self.strategies, n) is not None]
+        if self.order == "tools_first" and "clear_thinking" in names \
+                and "clear_tool_results" in names:
+            names[0], names[1] = names[1], names[0]
+        return tuple(names)
+
+    @property
+    def label(self) -> str:
+        """`react` or the enabled strategies joined by `+`."""
+        return "+".join(self.enabled()) or "react"
+
+    def check(self, max_output_tokens: int) -> list[str]:
+        """The §3.7 rules that need B; raises `ValueError` naming the fields, returns warnings."""
+        budget = self.budget(max_output_tokens)
+        if budget.reserve >= budget.window:
+            raise ValueError(f"output reserve R={budget.reserve} must be below the context window "
+                             f"max_context_tokens W={budget.window}")
+        if budget.input_budget <= 0:
+            raise ValueError(f"input budget B = W - R - M = {budget.input_budget} is not positive "
+                             f"(max_context_tokens, output_reserve, margin)")
+        s = self.strategies
+        triggers = {name: getattr(s, name).trigger for name in ("clear_thinking",
+                                                                 "clear_tool_results", "compaction")
+                    if getattr(s, name) is not None and getattr(s, name).trigger != "always"}
+        for name, trigger in triggers.items():
+            budget.check_trigger(f"{name}.trigger", trigger)
+        _check_shadowing(budget, triggers)
+        if s.compaction is not None and s.compaction.summary_max_tokens > budget.input_budget // 4:
+            raise ValueError(f"compaction.summary_max_tokens={s.compaction.summary_max_tokens} is "
+                             f"above 0.25 B = {budget.input_budget // 4}")
+        if s.awareness is not None:
+            _check_awareness(s.awareness, budget, triggers)
+        return _warnings(budget, triggers, s)
+
+    def check_model(self, reasoning_echo: ReasoningEcho) -> None:
+        """Rules that depend on how the model client echoes reasoning (§3.4.3)."""
+        thinking = self.strategies.clear_thinking
+        if thinking is None:
+            return
+        if reasoning_echo == "none":
+            raise ValueError("clear_thinking has nothing to clear: the client never echoes "
+                             "reasoning (reasoning_echo: none)")
+        if reasoning_echo == "current_turn" and thinking.keep_last_turns == 0:
+            raise ValueError("clear_thinking.keep_last_turns: 0 strips reasoning the provider "
+                             "needs in the current turn (reasoning_echo: current_turn)")
+
+
+def _check_shadowing(budget: Budget, triggers: dict[str, Trigger]) -> None:
+    compaction = triggers.get("compaction")
+    if compaction is None:
+        return
+    for name in ("clear_thinking", "clear_tool_results"):
+        if name in triggers and budget.tokens(compaction) < budget.tokens(triggers[name]):
+            raise ValueError(f"compaction.trigger ({compaction}) is below {name}.trigger "
+                             f"({triggers[name]}): the clearing would almost never run")
+
+
+def _check_awareness(awareness: AwarenessConfig, budget: Budget,
+                     triggers: dict[str, Trigger]) -> None:
+    shown = awareness.budget_shown
+    if isinstance(shown, int) and not 0 < shown <= budget.window:
+        raise ValueError(f"awareness.budget_shown={shown} must be in (0, W={budget.window}]")
+    if shown == "trigger" and not {"clear_tool_results", "compaction"} & set(triggers):
+        raise ValueError("awareness.budget_shown: trigger needs clear_tool_results or compaction")
+
+
+def _warnings(budget: Budget, triggers: dict[str, Trigger], s: Strategies) -> list[str]:
+    out = []
+    if not s.truncate.enabled and s.compaction is None:
+        out.append("hard truncation is disabled and compaction is off: any request over the "
+                   "input budget ends the episode context_overflow")
+    names = sorted(triggers)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ta, tb = budget.tokens(triggers[a]), budget.tokens(triggers[b])
+            if ta != tb and abs(ta - tb) <= 0.05 * max(ta, tb):
+                out.append(f"{a}.trigger and {b}.trigger are within 5 % of each other")
+    return out

@@ -35,6 +35,7 @@ from tests.fake_anthropic import (
     thinking,
     tool_use,
 )
+from tests.test_context_e2e import PLACEHOLDER, SUMMARY, play
 from tests.test_scaffold_loop import EXPECTED, FakeEnv, assert_paired
 
 STREAM = [True, False]
@@ -178,6 +179,26 @@ async def test_summary_call_keeps_tools_with_tool_choice_none(
     body = fake_anthropic.requests[0]
     assert body["tool_choice"] == {"type": "none"} and len(body["tools"]) == len(FakeEnv.TOOLS)
     assert result.message.text == "Summary."
+
+
+@pytest.mark.asyncio
+async def test_a_call_without_tools_over_a_history_with_tool_blocks_gets_stubs(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic) -> None:
+    fake_anthropic.push(message(text("Summary.")), message(text("Hi.")))
+    calls = [ToolCallPart.parse("toolu_a", "read_note", '{"id": 1}'),
+             ToolCallPart.parse("toolu_b", "read_note", '{"id": 2}')]
+    history = (user_message(["task"], "task"), assistant_message(None, calls),
+               tool_message("toolu_a", "read_note", "alpha"),
+               tool_message("toolu_b", "read_note", "beta"),
+               user_message(["Summarise."], "harness.prompt"))
+    client = make_anthropic()
+    await client.generate(GenerateRequest(messages=history, tools=(), purpose="compaction"))
+    await client.generate(GenerateRequest(messages=(user_message(["hi"], "task"),), tools=()))
+    with_history, plain = fake_anthropic.requests
+    assert [_strip(t) for t in with_history["tools"]] == [
+        {"name": "read_note", "input_schema": {"type": "object", "properties": {}}}]
+    assert with_history["tool_choice"] == {"type": "none"}
+    assert "tools" not in plain and "tool_choice" not in plain
 
 
 @pytest.mark.asyncio
@@ -338,3 +359,52 @@ async def test_a_thinking_budget_above_the_model_limit_fails_without_a_request(
         await client.generate(request(reasoning_budget_tokens=10000, max_output_tokens=20000))
     assert info.value.error_class == "fatal" and "thinking budget" in info.value.message
     assert fake_anthropic.requests == []
+
+
+# ---------------------------------------------------------------- context strategies on the wire
+
+
+def anthropic_reads(*ids: int) -> list[Any]:
+    return [message(tool_use("read_note", {"id": i}, f"read_{i}")) for i in ids]
+
+
+def anthropic_finish() -> list[Any]:
+    return [message(tool_use("write_answer", {"text": EXPECTED}, "write")),
+            message(tool_use("claim_done", None, "done"))]
+
+
+def results(body: dict[str, Any]) -> dict[str, str]:
+    return {b["tool_use_id"]: b.get("content", "") for m in body["messages"]
+            for b in m["content"] if b["type"] == "tool_result"}
+
+
+@pytest.mark.asyncio
+async def test_clear_tool_results_reaches_the_messages_api(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(message(tool_use("list_notes", None, "list")), *anthropic_reads(1, 2, 3),
+                        *anthropic_finish())
+    result = await play(make_anthropic(), tmp_path, {"clear_tool_results": {"trigger": 700,
+                                                                             "keep_last": 0}})
+    assert result.terminal_state == "claimed_done" and result.success
+    before, after = results(fake_anthropic.requests[2]), results(fake_anthropic.requests[3])
+    assert before["read_1"].startswith("alpha is 3")
+    assert after["list"] == after["read_1"] == PLACEHOLDER
+    assert after["read_2"].startswith("beta is 4")
+    assert result.metrics.strategy_firings["clear_tool_results"] >= 1
+
+
+@pytest.mark.asyncio
+async def test_compaction_reaches_the_messages_api(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(message(tool_use("list_notes", None, "list")), *anthropic_reads(1, 2),
+                        message(text(SUMMARY)), *anthropic_reads(3), *anthropic_finish())
+    result = await play(make_anthropic(), tmp_path, {"compaction": {"trigger": 700,
+                                                                    "summary_max_tokens": 500}})
+    assert result.terminal_state == "claimed_done" and result.success
+    summary_call, after = fake_anthropic.requests[3], fake_anthropic.requests[4]
+    assert summary_call["tool_choice"] == {"type": "none"}  # tool blocks need tool definitions
+    assert {t["name"] for t in summary_call["tools"]} == {"list_notes", "read_note"}
+    assert summary_call["max_tokens"] == 500 and "read_2" in results(summary_call)
+    assert [m["role"] for m in after["messages"]] == ["user"]
+    assert SUMMARY.strip() in after["messages"][0]["content"][-1]["text"]
+    assert result.metrics.llm_calls == {"main": 6, "compaction": 1}

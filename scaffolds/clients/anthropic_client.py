@@ -27,6 +27,7 @@ from scaffolds.clients.anthropic_wire import (
     StreamAssembler,
     mark_cache,
     reply_from_wire,
+    stub_tools,
     usage_from_wire,
     wire_messages,
     wire_tools,
@@ -95,9 +96,10 @@ class AnthropicClient:
                                   "messages": messages}
         if system:
             params["system"] = system
-        if request.tools:
-            params["tools"] = wire_tools(request.tools)
-            params["tool_choice"] = {"type": request.tool_choice}
+        tools = wire_tools(request.tools) if request.tools else stub_tools(request.messages)
+        if tools:
+            params["tools"] = tools
+            params["tool_choice"] = {"type": request.tool_choice if request.tools else "none"}
         budget = sampling.reasoning_budget_tokens
         if budget is not None:
             if budget >= max_tokens:

@@ -58,6 +58,15 @@ def wire_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def stub_tools(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Definitions of the tools the history called, without schemas: the API rejects a request
+    whose history holds tool blocks but defines no tools (a summary call sent without tools);
+    sent with `tool_choice: none`, they let the history stand and call nothing."""
+    names = dict.fromkeys(c.name for m in messages for c in m.tool_calls)
+    return [{"name": utf8_safe(name), "input_schema": {"type": "object", "properties": {}}}
+            for name in names]
+
+
 def wire_messages(messages: Sequence[Message]) -> tuple[list[dict[str, Any]],
                                                         list[dict[str, Any]]]:
     """The `system` blocks and the `messages` of a request. Consecutive messages of one role

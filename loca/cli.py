@@ -90,22 +90,27 @@ def _task(name: str) -> Task:
 
 
 def _check_agent(agent: str, task: Task) -> None:
-    """An agent the run can make for `task`: a scripted one of the task, or `openai:MODEL` with
-    its API key set (without it every episode would end `llm_error`, and a resume skips those)."""
+    """An agent the run can make for `task`: a scripted one of the task, or an LLM agent
+    (`openai:MODEL`, `anthropic:MODEL`, `profile:ID`) with its API key set (without it every
+    episode would end `llm_error`, and a resume skips those)."""
     import os
 
-    from scaffolds.clients import API_KEY_ENV
+    from scaffolds.clients import LLM_AGENTS, agent_key_env, is_llm_agent
     from scaffolds.oracles import agents as scripted_agents
 
-    if agent.startswith("openai:") and len(agent) > len("openai:"):
-        if not os.environ.get(API_KEY_ENV):
-            raise typer.BadParameter(f"{agent} needs an API key in {API_KEY_ENV} (any placeholder "
+    if is_llm_agent(agent):
+        try:
+            key_env = agent_key_env(agent)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        if not os.environ.get(key_env):
+            raise typer.BadParameter(f"{agent} needs an API key in {key_env} (any placeholder "
                                      f"for local servers that ignore keys)")
         return
     names = scripted_agents(task.name).names()
     if agent not in names:
         raise typer.BadParameter(f"unknown agent {agent!r} for {task.name}; scripted agents: "
-                                 f"{', '.join(names)}; LLM agents: openai:MODEL")
+                                 f"{', '.join(names)}; LLM agents: {LLM_AGENTS}")
 
 
 @app.command()
@@ -131,7 +136,7 @@ def tasks() -> None:
 @app.command()
 def agents(task: str) -> None:
     """The scripted agents of TASK, one name per line, with the check each must fail
-    (LLM agents: openai:MODEL)."""
+    (LLM agents: openai:MODEL, anthropic:MODEL or profile:ID)."""
     from scaffolds.oracles import agents as scripted_agents
 
     _task(task)
@@ -282,11 +287,12 @@ def serve(
 @app.command()
 def run(
     tasks: Annotated[str, typer.Option(help="comma-separated task names, or all")] = "all",
-    agent: Annotated[str, typer.Option(help="oracle, noop, mutant:NAME or openai:MODEL")] = "oracle",
+    agent: Annotated[str, typer.Option(
+        help="oracle, noop, mutant:NAME, openai:MODEL, anthropic:MODEL or profile:ID")] = "oracle",
     lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
     out: Annotated[Path, typer.Option(help="run directory (rerun to resume)")] = Path("runs/default"),
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    base_url: Annotated[str | None, typer.Option(help="the model provider's endpoint")] = None,
     max_turns: int = 300,
     naming: Annotated[str, typer.Option(help="tool names: prefixed, dedup or bare")] = "prefixed",
     tool_filter: Annotated[str, typer.Option(

@@ -15,7 +15,13 @@ import gymnasium as gym
 import envs  # noqa: F401  (registers the gymnasium ids)
 from envs.core.registry import Task, get_task
 from loca.runner import Episode, RunConfig, failure_record
-from scaffolds.clients import ScriptedClient, Timeouts, client_from_agent_string
+from scaffolds.clients import (
+    LLM_AGENTS,
+    ScriptedClient,
+    Timeouts,
+    client_from_agent_string,
+    is_llm_agent,
+)
 from scaffolds.clients.base import ModelClient
 from scaffolds.loop import AgentLoop
 from scaffolds.oracles import agents
@@ -23,13 +29,14 @@ from scaffolds.oracles import agents
 
 def make_client(agent: str, task: Task, base_url: str | None = None,
                 timeouts: Timeouts | None = None) -> ModelClient:
-    """`oracle`, `noop`, `mutant:NAME` (scripted) or `openai:MODEL`."""
-    if agent.startswith("openai:"):
+    """`oracle`, `noop`, `mutant:NAME` (scripted), or an LLM agent (`openai:MODEL`,
+    `anthropic:MODEL`, `profile:ID`)."""
+    if is_llm_agent(agent):
         return client_from_agent_string(agent, base_url=base_url, timeouts=timeouts)
     scripted = agents(task.name)
     if agent not in scripted.names():
         raise ValueError(f"unknown agent {agent!r} for {task.name}; "
-                         f"scripted agents: {', '.join(scripted.names())}; LLM agents: openai:MODEL")
+                         f"scripted agents: {', '.join(scripted.names())}; LLM agents: {LLM_AGENTS}")
     return ScriptedClient.from_script(scripted.script(agent))
 
 

@@ -117,8 +117,15 @@ def join_surrogate_pairs(text: str) -> str:
 
 
 def utf8_safe(text: str) -> str:
-    """`text` as it can be sent in UTF-8: each lone surrogate becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    """`text` as it can be sent in UTF-8: each lone surrogate becomes U+FFFD. (Runs on every
+    message of every request: the common cases are checked at C speed before any regex.)"""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -44,12 +44,14 @@ class EpisodeMetrics(BaseModel):
     """Model calls by purpose (`main`, later `compaction`)."""
     input_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     usage_reported: bool = False
     """Every call's usage came from the provider (not synthesised)."""
     cost_usd: float | None = None
-    """Provider-reported cost; None when no call reported one."""
+    """Sum of the calls' costs (reported by the provider, else from the price table); None
+    unless every call has one, since a partial sum would understate it."""
     tool_calls: int = 0
     """Executed top-level calls, terminal tool and error results included."""
     tool_calls_invalid: int = 0
@@ -120,6 +122,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             usage = p["usage"]
             m.input_tokens += usage["input_tokens"]
             m.cached_input_tokens += usage["cached_input_tokens"]
+            m.cache_write_tokens += usage["cache_write_tokens"]
             m.output_tokens += usage["output_tokens"]
             m.reasoning_tokens += usage["reasoning_tokens"]
             reported += bool(usage["reported"])
@@ -146,7 +149,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
     m.tool_calls_by_name = dict(by_name)
     m.retries_by_class = dict(retry_classes)
     m.usage_reported = responses > 0 and reported == responses
-    m.cost_usd = sum(costs) if costs else None
+    m.cost_usd = sum(costs) if costs and len(costs) == responses else None
     m.llm_latency = LatencyStats.of(llm_latencies)
     m.tool_latency = LatencyStats.of(tool_latencies)
     return m

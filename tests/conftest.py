@@ -12,7 +12,7 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers.core.db import Database
 
-pytest_plugins = ["tests.fake_llm"]  # the fake OpenAI-compatible server and its fixtures
+pytest_plugins = ["tests.fake_llm", "tests.fake_anthropic"]  # the fake providers and their fixtures
 
 
 @pytest.fixture

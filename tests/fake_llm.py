@@ -291,7 +291,7 @@ async def _silence(seconds: float) -> AsyncIterator[bytes]:
     yield b""
 
 
-class _ServerThread:
+class ServerThread:
     """Uvicorn serving an app on a free loopback port, in a daemon thread."""
 
     def __init__(self, app: Starlette) -> None:
@@ -320,7 +320,7 @@ class _ServerThread:
 @pytest.fixture(scope="session")
 def _fake_llm_server() -> Iterator[FakeLLM]:
     fake = FakeLLM()
-    server = _ServerThread(Starlette(routes=[
+    server = ServerThread(Starlette(routes=[
         Route("/v1/chat/completions", fake.handle, methods=["POST"])]))
     fake.base_url = f"http://127.0.0.1:{server.port}/v1"
     server.start()

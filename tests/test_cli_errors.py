@@ -77,11 +77,22 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(argv: list[str], says: str, t
     assert not_a_world.joinpath("world.json").read_text() == "{broken"
 
 
+@pytest.mark.parametrize(("agent", "key_env"), [
+    ("openai:some-model", "OPENAI_API_KEY"), ("anthropic:claude-some-model", "ANTHROPIC_API_KEY"),
+    ("profile:deepseek-chat", "DEEPSEEK_API_KEY")])
 def test_an_llm_agent_needs_its_api_key_before_the_run_starts(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    line = _fails(["run", "--agent", "openai:some-model", "--out", str(tmp_path / "run")], capsys)
-    assert "OPENAI_API_KEY" in line and not (tmp_path / "run").exists()
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        agent: str, key_env: str) -> None:
+    monkeypatch.delenv(key_env, raising=False)
+    line = _fails(["run", "--agent", agent, "--out", str(tmp_path / "run")], capsys)
+    assert key_env in line and not (tmp_path / "run").exists()
+
+
+def test_an_unknown_profile_is_refused_before_the_run_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _fails(["run", "--agent", "profile:no-such-model", "--out", str(tmp_path / "run")],
+                  capsys)
+    assert "unknown model profile 'no-such-model'" in line and not (tmp_path / "run").exists()
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:

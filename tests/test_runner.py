@@ -100,6 +100,31 @@ def test_openai_agent_end_to_end_against_a_fake_server(tmp_path, fake_llm, monke
     assert "no tool named 'no_such_tool'" in third["messages"][-1]["content"]
 
 
+def test_anthropic_agent_end_to_end_against_a_fake_server(tmp_path, fake_anthropic, monkeypatch,
+                                                          any_task):
+    from tests.fake_anthropic import message, text, tool_use
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    fake_anthropic.push(
+        message(text("Two calls in one turn."), tool_use("no_such_tool"), tool_use("other_tool")),
+        message(tool_use("claim_done_claim_done")),
+    )
+    config = RunConfig(tasks=[any_task.name], lengths=[8000], seeds=[3],
+                       agent="anthropic:claude-sonnet-4-5", base_url=fake_anthropic.base_url)
+    execute(config, tmp_path / "run", run_episode)
+    [record] = _lines(tmp_path / "run")
+    assert record["terminal_state"] == "claimed_done" and not record["success"]
+    assert record["metrics"]["tool_calls_invalid"] == 2
+    assert record["metrics"]["input_tokens"] == 200 and record["metrics"]["usage_reported"]
+    assert record["metrics"]["cost_usd"] is None  # another endpoint than the profile's: no price
+    first, second = fake_anthropic.requests
+    assert first["model"] == "claude-sonnet-4-5" and first["max_tokens"] == 32768
+    assert any(t["name"] == "claim_done_claim_done" for t in first["tools"])
+    results = second["messages"][-1]["content"]
+    assert [b["type"] for b in results] == ["tool_result", "tool_result"]
+    assert "no tool named 'no_such_tool'" in results[0]["content"]
+
+
 def test_a_bad_episode_is_recorded_and_the_run_goes_on(tmp_path, config_for, monkeypatch):
     """An exception anywhere in an episode ends it as a recorded `harness_error`; the other
     episodes run, and a resume runs none of them again."""

@@ -343,7 +343,7 @@ def test_client_from_agent_string(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="LOCA_TEST_KEY"):
         client_from_agent_string("openai:gpt-test", api_key_env="LOCA_TEST_KEY")
     with pytest.raises(ValueError, match="unsupported agent string"):
-        client_from_agent_string("anthropic:claude")
+        client_from_agent_string("gemini:flash")
 
 
 @pytest.mark.asyncio

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from scaffolds.clients.anthropic_client import AnthropicClient
 from scaffolds.clients.base import (
     Attempt,
     AttemptError,
@@ -15,33 +16,71 @@ from scaffolds.clients.base import (
     Sampling,
     Usage,
 )
-from scaffolds.clients.openai_compat import OpenAICompatClient, Timeouts
-from scaffolds.clients.retry import Retrier, RetryPolicy
+from scaffolds.clients.openai_compat import OpenAICompatClient
+from scaffolds.clients.retry import Retrier, RetryPolicy, Timeouts
 from scaffolds.clients.scripted import GeneratorPolicy, ScriptedClient
+from scaffolds.profiles import DEFAULT_KEY_ENV, ModelProfile, Provider, registry
 
 __all__ = [
-    "API_KEY_ENV", "Attempt", "AttemptError", "GenerateRequest", "GenerateResult",
-    "GeneratorPolicy", "LLMCallError", "ModelClient", "OpenAICompatClient", "Retrier",
-    "RetryPolicy", "Sampling", "ScriptedClient", "Timeouts", "Usage",
-    "client_from_agent_string",
+    "LLM_AGENTS", "AnthropicClient", "Attempt", "AttemptError", "GenerateRequest",
+    "GenerateResult", "GeneratorPolicy", "LLMCallError", "ModelClient", "OpenAICompatClient",
+    "Retrier", "RetryPolicy", "Sampling", "ScriptedClient", "Timeouts", "Usage",
+    "agent_key_env", "client_from_agent_string", "is_llm_agent",
 ]
 
-API_KEY_ENV = "OPENAI_API_KEY"
-"""Where `openai:MODEL` agents find their API key unless told otherwise."""
+LLM_AGENTS = "openai:MODEL, anthropic:MODEL or profile:ID"
+_PROVIDERS: dict[str, Provider] = {"openai": "openai_compat", "anthropic": "anthropic"}
+
+
+def is_llm_agent(agent: str) -> bool:
+    """`agent` names a model (`openai:`, `anthropic:` or `profile:` and a name), not a script."""
+    kind, _, name = agent.partition(":")
+    return bool(name) and (kind in _PROVIDERS or kind == "profile")
+
+
+def _resolve(agent: str, base_url: str | None) -> tuple[Provider, str, str, ModelProfile | None]:
+    """Provider, wire model, key variable and profile (if any) of an LLM agent string."""
+    kind, _, name = agent.partition(":")
+    if kind == "profile" and name:
+        try:
+            profile = registry().get(name)
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
+        if base_url is not None and not profile.answers_to(profile.provider, profile.model,
+                                                           base_url):
+            # the same model elsewhere (a proxy, a local server): its limits, not its price
+            profile = profile.model_copy(update={"base_url": base_url, "price": None})
+        return profile.provider, profile.model, profile.key_env, profile
+    if kind not in _PROVIDERS or not name:
+        raise ValueError(f"unsupported agent string {agent!r}; expected {LLM_AGENTS}")
+    provider = _PROVIDERS[kind]
+    return provider, name, DEFAULT_KEY_ENV[provider], registry().find(provider, name, base_url)
+
+
+def agent_key_env(agent: str) -> str:
+    """The environment variable holding the API key of an LLM agent string."""
+    return _resolve(agent, None)[2]
 
 
 def client_from_agent_string(agent: str, base_url: str | None = None,
-                             api_key_env: str = API_KEY_ENV,
-                             **options: Any) -> OpenAICompatClient:
-    """Build a client for `openai:MODEL`; `options` go to `OpenAICompatClient`.
+                             api_key_env: str | None = None,
+                             **options: Any) -> OpenAICompatClient | AnthropicClient:
+    """A client for `openai:MODEL`, `anthropic:MODEL` or `profile:ID`; `options` go to the
+    client's constructor.
 
-    The API key is read from the environment variable `api_key_env`, which must be set (use any
-    placeholder value for local servers that ignore keys).
+    The model's profile, when it has one at this endpoint, caps the output and prices the calls;
+    a `profile:ID` also gives the endpoint and the key variable. The API key is read from
+    `api_key_env` (default: the provider's or the profile's), which must be set (any placeholder
+    for local servers that ignore keys).
     """
-    provider, _, model = agent.partition(":")
-    if provider != "openai" or not model:
-        raise ValueError(f"unsupported agent string {agent!r}; expected 'openai:MODEL'")
-    api_key = os.environ.get(api_key_env)
+    provider, model, key_env, profile = _resolve(agent, base_url)
+    key_env = api_key_env or key_env
+    api_key = os.environ.get(key_env)
     if not api_key:
-        raise ValueError(f"environment variable {api_key_env} is not set (API key for {agent})")
-    return OpenAICompatClient(model, api_key=api_key, base_url=base_url, **options)
+        raise ValueError(f"environment variable {key_env} is not set (API key for {agent})")
+    if profile is not None:
+        options = {"max_output_tokens": profile.max_output_tokens,
+                   "price": registry().price_of(profile), **options}
+        base_url = base_url or profile.base_url
+    client_type = AnthropicClient if provider == "anthropic" else OpenAICompatClient
+    return client_type(model, api_key=api_key, base_url=base_url, **options)

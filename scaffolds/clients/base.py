@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scaffolds.messages import Message
+
+if TYPE_CHECKING:
+    from scaffolds.profiles import Price
 
 FinishReason = Literal["stop", "tool_calls", "length", "refusal", "content_filter", "pause"]
 ErrorClass = Literal["transient", "fatal", "auth", "context"]
@@ -24,7 +27,22 @@ class Sampling(BaseModel):
     top_p: float | None = None
     seed: int | None = None
     max_output_tokens: int = Field(default=32768, gt=0)
+    """Capped by the model profile's output limit where the model has one."""
     reasoning_effort: str | None = None
+    """Sent as `reasoning_effort` (OpenAI-compatible) or `output_config.effort` (Anthropic)."""
+    reasoning_budget_tokens: int | None = Field(default=None, ge=1024)
+    """Anthropic: extended thinking with this budget (below `max_output_tokens`; temperature and
+    top_p must then be unset, as the API requires)."""
+
+    @model_validator(mode="after")
+    def _thinking_alone(self) -> Sampling:
+        if self.reasoning_budget_tokens is not None:
+            if self.reasoning_budget_tokens >= self.max_output_tokens:
+                raise ValueError("reasoning_budget_tokens must be below max_output_tokens")
+            if self.temperature is not None or self.top_p is not None:
+                raise ValueError("reasoning_budget_tokens (extended thinking) excludes "
+                                 "temperature and top_p")
+        return self
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,14 @@ class GenerateResult:
     request_id: str | None = None
     cost_usd: float | None = None
     cost_source: Literal["provider", "table"] | None = None
+
+
+def priced(result: GenerateResult, price: Price | None) -> GenerateResult:
+    """`result` with its cost from the price table, unless the provider reported one; a call
+    whose usage was not reported keeps no cost (the table has nothing to multiply)."""
+    if result.cost_usd is not None or price is None or not result.usage.reported:
+        return result
+    return replace(result, cost_usd=price.cost_usd(result.usage), cost_source="table")
 
 
 class ModelClient(Protocol):

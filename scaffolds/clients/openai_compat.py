@@ -14,10 +14,9 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
 
 from scaffolds.clients.base import (
     AttemptError,
@@ -25,9 +24,9 @@ from scaffolds.clients.base import (
     GenerateRequest,
     GenerateResult,
     Usage,
+    priced,
 )
 from scaffolds.clients.openai_wire import (
-    ProviderError,
     ReasoningEcho,
     StreamAssembler,
     provider_cost,
@@ -36,29 +35,19 @@ from scaffolds.clients.openai_wire import (
     wire_messages,
     wire_tools,
 )
-from scaffolds.clients.retry import Retrier, RetryPolicy, Sleep, classify_status, parse_retry_after
+from scaffolds.clients.retry import (
+    Retrier,
+    RetryPolicy,
+    Sleep,
+    Timeouts,
+    classify_status,
+    parse_retry_after,
+)
+from scaffolds.clients.wire import MalformedResponse, ProviderError, parsed
 from scaffolds.messages import Message
 
-T = TypeVar("T")
-
-
-class Timeouts(BaseModel):
-    """Per attempt. With the retry policy's `unanswered_budget_s`, the defaults give up on a
-    provider that refuses connections, cannot be reached or never starts a response within a
-    minute (`test_defaults_give_up_on_a_dead_provider_within_a_minute`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    connect_s: float = Field(default=10.0, gt=0)
-    response_s: float = Field(default=30.0, gt=0)
-    """Streamed calls: from sending the request to the response headers. A live server starts
-    the stream at once (prompt processing comes after), so this stays short."""
-    read_s: float = Field(default=600.0, gt=0)
-    """Calls without streaming: the whole reply comes at once, so this must cover generation."""
-    stream_idle_s: float = Field(default=180.0, gt=0)
-    """Longest gap between two streamed chunks (the first one comes after prompt processing)."""
-    attempt_s: float = Field(default=1800.0, gt=0)
-    """Whole attempt, streaming included."""
+if TYPE_CHECKING:
+    from scaffolds.profiles import Price
 
 
 class OpenAICompatClient:
@@ -69,6 +58,7 @@ class OpenAICompatClient:
                  parallel_tool_calls: bool | None = None,
                  max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = (
                      "max_completion_tokens"),
+                 max_output_tokens: int | None = None, price: Price | None = None,
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
                  wall_clock: Callable[[], float] = time.time) -> None:
         self.model = model
@@ -78,6 +68,10 @@ class OpenAICompatClient:
         self.extra_body = dict(extra_body or {})
         self.parallel_tool_calls = parallel_tool_calls
         self.max_tokens_field = max_tokens_field
+        self.max_output_tokens = max_output_tokens
+        """The model's output limit (from its profile): requests never ask for more."""
+        self.price = price
+        """Prices the calls whose cost the provider does not report."""
         self._retrier = Retrier(retry, sleep=sleep, rng=rng)
         self._wall_clock = wall_clock
         self._sdk = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0,
@@ -85,7 +79,8 @@ class OpenAICompatClient:
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         params = self._request_params(request)
-        return await self._retrier.call(lambda: self._attempt(params, request.timeout_s))
+        result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s))
+        return priced(result, self.price)
 
     async def aclose(self) -> None:
         await self._sdk.close()
@@ -95,7 +90,8 @@ class OpenAICompatClient:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": wire_messages(request.messages, self.reasoning_echo),
-            self.max_tokens_field: request.sampling.max_output_tokens,
+            self.max_tokens_field: min(request.sampling.max_output_tokens,
+                                       self.max_output_tokens or request.sampling.max_output_tokens),
         }
         if request.tools:
             params["tools"] = wire_tools(request.tools)
@@ -143,7 +139,7 @@ class OpenAICompatClient:
         except TimeoutError as exc:
             raise AttemptError("transient", f"attempt timed out after {self.timeouts.attempt_s} s",
                                unanswered=not assembler.received) from exc
-        except (json.JSONDecodeError, _MalformedResponse) as exc:
+        except (json.JSONDecodeError, MalformedResponse) as exc:
             raise AttemptError("transient", f"malformed response: {exc}") from exc
         return GenerateResult(message=message, finish_reason=finish, usage=usage,
                               latency_s=time.monotonic() - started, ttft_s=ttft,
@@ -154,9 +150,9 @@ class OpenAICompatClient:
         completion = await self._sdk.chat.completions.create(
             **params, timeout=self._timeout(read_timeout))
         if not isinstance(completion, openai.BaseModel):
-            raise _MalformedResponse(f"not a chat completion: {str(completion)[:200]!r}")
+            raise MalformedResponse(f"not a chat completion: {str(completion)[:200]!r}")
         data = completion.model_dump(warnings=False)
-        message, finish = _parsed(reply_from_wire, data)
+        message, finish = parsed(reply_from_wire, data)
         usage = data.get("usage")
         return (message, finish, usage_from_wire(usage), None, completion._request_id,
                 provider_cost(usage))
@@ -173,10 +169,10 @@ class OpenAICompatClient:
                                unanswered=True) from exc
         async with stream:
             async for chunk in stream:
-                _parsed(assembler.add, chunk.model_dump(warnings=False))
+                parsed(assembler.add, chunk.model_dump(warnings=False))
         if not assembler.complete:
             raise AttemptError("transient", "the stream ended without a finish reason (cut off)")
-        message, finish = _parsed(assembler.message)
+        message, finish = parsed(assembler.message)
         return (message, finish, usage_from_wire(assembler.usage), assembler.ttft_s,
                 stream.response.headers.get("x-request-id"), provider_cost(assembler.usage))
 
@@ -203,18 +199,6 @@ class OpenAICompatClient:
 
 
 _Reply = tuple[Message, FinishReason, Usage, float | None, str | None, float | None]
-
-
-class _MalformedResponse(ValueError):
-    """The server answered with something that is not a chat completion."""
-
-
-def _parsed(convert: Callable[..., T], *args: Any) -> T:
-    """`convert(*args)` on provider data; data of an unexpected shape is a malformed response."""
-    try:
-        return convert(*args)
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise _MalformedResponse(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _provider_message(exc: openai.APIStatusError) -> str:

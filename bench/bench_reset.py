@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import envs  # noqa: F401  (registers the gym ids)
@@ -83,12 +84,16 @@ def first_reset_lines(task: str, processes: int) -> list[str]:
     return lines
 
 
-def sweep(task: str, failures: list[str]) -> dict[tuple[str, str], list[tuple[float, int, float]]]:
-    """(tier, "table"|"unseen") -> [(reset seconds, builds, deviation)] in one warm process;
-    resets that fail are added to `failures`."""
+Rows = dict[tuple[str, str], list[tuple[float, int, float]]]
+
+
+def sweep(task: str) -> tuple[Rows, list[str]]:
+    """(tier, "table"|"unseen") -> [(reset seconds, builds, deviation)] in one warm process,
+    and the resets that failed."""
+    failures: list[str] = []
     env = LocaEnv(task)
     env.reset(seed=0)  # the process's one-time work, measured by `first_reset_lines`
-    rows: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+    rows: Rows = {}
     for tier in TIERS:
         kinds = (("table", TABLE_SEEDS), ("unseen", UNSEEN_SEEDS)) if tier != "64k" else (("unseen", UNSEEN_SEEDS),)
         for kind, seeds in kinds:
@@ -104,18 +109,20 @@ def sweep(task: str, failures: list[str]) -> dict[tuple[str, str], list[tuple[fl
                 rows.setdefault((tier, kind), []).append(
                     (elapsed, info["builds"], (info["env_description_tokens"] - target) / target))
     env.close()
-    return rows
+    return rows, failures
 
 
-def sweep_lines(names: list[str]) -> list[str]:
+def sweep_lines(names: list[str], jobs: int) -> list[str]:
     lines = ["Resets in a warm process: table seeds 0-4, unseen seeds 100-119 (median reset s; builds per "
              "world; largest deviation from the target):", "",
              "| task | tier | table seeds s | unseen seeds s | unseen / table | unseen builds (mean, max) "
              "| largest deviation |", "|---|---|---|---|---|---|---|"]
     all_builds: list[int] = []
     failures: list[str] = []
-    for name in names:
-        rows = sweep(name, failures)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:  # one task per process
+        swept = list(pool.map(sweep, names))
+    for name, (rows, failed) in zip(names, swept):
+        failures += failed
         for tier in TIERS:
             unseen = rows[(tier, "unseen")]
             table = rows.get((tier, "table"))
@@ -127,7 +134,6 @@ def sweep_lines(names: list[str]) -> list[str]:
             lines.append(f"| {name} | {tier} | {f'{t_table:.2f}' if t_table else '-'} | {t_unseen:.2f} | "
                          f"{f'{t_unseen / t_table:.2f}x' if t_table else '-'} | "
                          f"{statistics.mean(builds):.2f}, {max(builds)} | {100 * worst:.1f}% |")
-        print("\n".join(lines[-3:]), flush=True)
     lines += ["", f"Mean builds per world over every task, tier and unseen seed: "
                   f"{statistics.mean(all_builds):.2f} ({len(all_builds)} worlds)."]
     if failures:
@@ -136,8 +142,11 @@ def sweep_lines(names: list[str]) -> list[str]:
     return lines
 
 
-def reset_section(names: list[str], processes: int) -> list[str]:
-    return [SECTION, "", *first_reset_lines(names[0], processes), "", *sweep_lines(names), ""]
+def reset_section(names: list[str], processes: int, jobs: int = 1) -> list[str]:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return [SECTION, "", f"{os.cpu_count()} cores; load average at the start {load} (other jobs share the "
+            "machine: absolute seconds are inflated, ratios within one process less so).", "",
+            *first_reset_lines(names[0], processes), "", *sweep_lines(names, jobs), ""]
 
 
 def write_section(lines: list[str]) -> None:
@@ -157,10 +166,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", default="all", help="comma-separated task names, or all")
     parser.add_argument("--processes", type=int, default=5, help="fresh processes per first-reset figure")
+    parser.add_argument("--jobs", type=int, default=1, help="tasks swept in parallel processes")
     parser.add_argument("--write", action="store_true", help="put the section in bench/RESULTS.md")
     args = parser.parse_args()
     names = sorted(tasks()) if args.tasks == "all" else args.tasks.split(",")
-    lines = reset_section(names, args.processes)
+    lines = reset_section(names, args.processes, args.jobs)
     print("\n".join(lines))
     if args.write:
         write_section(lines)

@@ -7,8 +7,9 @@ Measures, per registered task in one warm process: generation and the whole rese
 measure, serve) at every tier; the in-process latency of every tool its read set calls, on a
 256K world (the tools an agent calls most); one calibration search for a seed outside the table.
 Then the CLI's start-up (`loca --help`, `loca tasks`), a tool call over stdio, sandboxed
-executions in each sandbox mode (`bench_sandbox.py`), and with `--sweep` the oracle sweep over
-every task, tier and seed with one and two processes."""
+executions in each sandbox mode (`bench_sandbox.py`), resets for any seed and length, first and
+later in a process (`bench_reset.py`), and with `--sweep` the oracle sweep over every task, tier
+and seed with one and two processes."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ TASKS_SECTION = "## Tasks: generation, reset and tool latency"
 STARTUP_SECTION = "## Start-up, transports and the sandbox"
 SWEEP_SECTION = "## Oracle sweep"
 sys.path.insert(0, str(ROOT))
-from bench_sandbox import sandbox_lines  # noqa: E402  (sibling scripts, not a package)
+from bench_reset import reset_section  # noqa: E402  (sibling scripts, not a package)
+from bench_sandbox import sandbox_lines  # noqa: E402
 from results import put_section  # noqa: E402
 
 
@@ -176,6 +178,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="read-set runs timed per task")
     parser.add_argument("--sweep", action="store_true", help="also time the oracle sweep")
     parser.add_argument("--sandbox-repeats", type=int, default=30)
+    parser.add_argument("--processes", type=int, default=5, help="fresh processes per first-reset figure")
     args = parser.parse_args()
     names = sorted(tasks()) if args.tasks == "all" else args.tasks.split(",")
     lines = [TASKS_SECTION, "", f"Machine: {machine()}; one warm process.", ""]
@@ -197,7 +200,9 @@ def main() -> None:
     startup += ["", f"Sandboxed executions (in-process tool calls end to end, median of {args.sandbox_repeats}):",
                 "", *sandbox_lines(args.sandbox_repeats)]
     print("\n".join(startup))
-    sections = [lines, startup]
+    reset = reset_section(names, args.processes)
+    print("\n".join(reset))
+    sections = [lines, startup, reset]
     if args.sweep:
         sweep = [SWEEP_SECTION, "", f"{len(names)} tasks x 7 tiers x 5 seeds:", "",
                  "| processes | seconds | passed |", "|---|---|---|"]

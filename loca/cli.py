@@ -154,19 +154,19 @@ def generate(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """Generate one world of TASK at LENGTH and measure its environment description length."""
-    from envs.core.build import build_world
-    from envs.core.calibration import params_for
+    from envs.core.calibration import build_to_target
     from loca.core.world import INSTRUCTION_FILE, write_text_atomic
 
     spec = _task(task)
     target = _parsed(parse_length, length)
 
     async def build() -> None:
-        params = await params_for(spec, target, seed)
-        world = await build_world(spec, out, params, seed, target)
+        world = await build_to_target(spec, out, target, seed)
         tokens = world.meta.env_description_tokens or 0
-        say(f"[bold]{task}[/] seed {seed}: {params} -> {tokens} tokens "
-                      f"(target {target}, {100 * (tokens - target) / target:+.1f}%)")
+        builds = world.meta.builds
+        say(f"[bold]{task}[/] seed {seed}: {world.meta.params} -> {tokens} tokens "
+            f"(target {target}, {100 * (tokens - target) / target:+.1f}%; "
+            f"{builds} build{'s' if builds != 1 else ''})")
         say(f"world: {out}  content hash: {world.meta.content_hash[:16]}")
         instruction = spec.spec.instruction(world)
         write_text_atomic(out / INSTRUCTION_FILE, instruction + "\n")
@@ -180,12 +180,22 @@ def calibrate(
     task: str,
     lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
+    model_only: Annotated[bool, typer.Option(help="only refit the length model of the shipped table")] = False,
 ) -> None:
-    """Search the scale parameters per (length, seed) and write the task's calibration table."""
-    from envs.core.calibration import Entry, table_path
+    """Search the scale parameters per (length, seed), fit the task's length model and write
+    both to the task's calibration table."""
+    from envs.core.calibration import CalibrationError, Entry, refit, table_path
     from envs.core.calibration import calibrate as run_calibration
 
     spec = _task(task)
+    if model_only:
+        try:
+            table = _run_async(refit(spec))
+        except CalibrationError as exc:
+            complain(f"[red]{exc}[/]")
+            raise typer.Exit(1) from None
+        say(f"length model {table.model.model_dump() if table.model else None}; written {table_path(spec)}")
+        return
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
     with _progress() as progress:
         bar = progress.add_task("calibrating", total=len(targets) * len(seed_list))

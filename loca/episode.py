@@ -69,6 +69,7 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
         "success": result.success,
         "reward": result.reward,
         "env_description_tokens": result.env.get("env_description_tokens"),
+        "builds": result.env.get("builds"),
         "params": result.env.get("params"),
         "tool_count": result.env.get("tool_count"),
         "tools_tokens": result.env.get("tools_tokens"),

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checkers.verdict import Verdict
-from envs.core.build import build_world, dispatcher, drive, tool_list
-from envs.core.calibration import params_for
+from envs.core.build import dispatcher, drive, tool_list
+from envs.core.calibration import build_to_target
 from envs.core.registry import Task
 from loca.core.script import Script, Tools
 from loca.core.world import World
@@ -132,8 +132,7 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
         base = Path(tmp) / "base"
         for length in lengths:
             for seed in seeds:
-                params = await params_for(task, length, seed)
-                world = await build_world(task, base, params, seed, length)
+                world = await build_to_target(task, base, length, seed)
                 assert world.meta.env_description_tokens is not None
                 same = await recomputes_truth(task, _fresh_copy(base, Path(tmp) / "play"))
                 outcome = Outcome(VALIDATOR, length, seed, world.meta.env_description_tokens,

@@ -1,5 +1,7 @@
 """One world, many servers: the gateway mounts each enabled server under its key, maps exposed
-tool names, and dispatches calls in-process (the gym's fast path) or serves them over MCP."""
+tool names, and dispatches calls in-process (the gym's fast path) or serves them over MCP.
+Tools are listed from `listing` and built on their first call, so a gateway costs no tool
+building beyond the tools that are called."""
 
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastmcp import FastMCP
+from fastmcp.tools import Tool
 
 from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.errors import unknown_tool
-from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, ToolOutcome
+from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, Toolbox, ToolOutcome
+from mock_servers.listing import listings
 
 Naming = Literal["prefixed", "dedup", "bare"]
 ToolFilter = Literal["all", "core", "task"]
@@ -41,6 +45,36 @@ def exposed_name(key: str, tool: str, naming: Naming) -> str:
     return tool
 
 
+class _ToolsOnDemand(dict[str, Tool]):
+    """A runtime's tools, each made on first lookup."""
+
+    def __init__(self, runtime: ServerRuntime) -> None:
+        super().__init__()
+        self.runtime = runtime
+
+    def __missing__(self, name: str) -> Tool:
+        if name not in self.runtime.toolbox.defs:
+            raise KeyError(name)
+        tool = self[name] = self.runtime.make_tool(name)
+        return tool
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+class _LazyRuntime(ServerRuntime):
+    """A `ServerRuntime` for the gateway: the same dispatch, audit and error formatting, but
+    no FastMCP app of its own (the gateway builds one when asked) and tools made when first
+    called."""
+
+    def __init__(self, toolbox: Toolbox, world: World, config: dict[str, Any], db: Database) -> None:
+        self.setup(toolbox, world, config, db)
+        self.tools = _ToolsOnDemand(self)
+
+
 class Gateway:
     """The servers of one world. `servers` maps a key (the namespace) to a server type."""
 
@@ -63,8 +97,9 @@ class Gateway:
         self.routes: dict[str, tuple[str, str]] = {}
         self.specs: list[ToolSpec] = []
         for key, box in toolboxes.items():
-            runtime = ServerRuntime(box, world, dict(config or {}), self.db)
+            runtime = _LazyRuntime(box, world, dict(config or {}), self.db)
             self.runtimes[key] = runtime
+            listed = listings(runtime.toolbox)
             for tool_name, tdef in runtime.toolbox.defs.items():
                 if (tool_filter == "core" and not tdef.core) or \
                         (tool_filter == "task" and (key, tool_name) not in allowed) or \
@@ -76,8 +111,8 @@ class Gateway:
                 if not _NAME_RULE.match(name):
                     raise ValueError(f"exposed tool name '{name}' breaks ^[a-zA-Z0-9_-]{{1,64}}$")
                 self.routes[name] = (key, tool_name)
-                tool = runtime.tools[tool_name]
-                self.specs.append(ToolSpec(name, f"[{key}] {tool.description}", tool.parameters,
+                listing = listed[tool_name]
+                self.specs.append(ToolSpec(name, f"[{key}] {listing.description}", listing.parameters,
                                            key, tool_name, tdef.rw == "read"))
         self.specs.sort(key=lambda s: s.name)
 

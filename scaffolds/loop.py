@@ -50,7 +50,7 @@ REPEATED_TERMINAL_TEXT = "Not executed: the completion tool was already called i
 LARGE_CONTENT_CHARS = 50_000
 """Tool outputs longer than this are tokenised in a worker thread."""
 ENV_INFO_KEYS = ("task", "task_version", "seed", "params", "target_tokens",
-                 "env_description_tokens", "world_hash", "world_dir", "terminal_tool",
+                 "env_description_tokens", "builds", "world_hash", "world_dir", "terminal_tool",
                  "tool_count", "tools_tokens")
 
 

@@ -60,10 +60,12 @@ async def measure(gateway: Gateway, read_set: ScriptFn) -> int:
 
 
 async def build_world(task: Task, root: Path, params: dict[str, Any], seed: int,
-                      target: int | None = None) -> World:
+                      target: int | None = None, builds: int = 1) -> World:
     """Generate the world of (task, params, seed) at `root`, measure its environment
-    description length and record it in `world.json`."""
+    description length and record it in `world.json`, with `builds`: how many worlds were
+    built to land this one (this one included)."""
     world = task.generate(root, params, seed, target)
+    world.meta.builds = builds
     gateway = Gateway(world, task.spec.servers)
     try:
         world.meta.env_description_tokens = await measure(gateway, task.spec.read_set)

@@ -1,11 +1,13 @@
 """Calibration: the scale parameters that make a world of (task, seed) hit a token target.
 
-Each task's table is `calibration.json` in its generator's folder and ships with the package; a
-(target, seed) that is not in the table, or a table made for another generator version, is
-calibrated on the fly."""
+Each task's table is `calibration.json` in its generator's folder and ships with the package,
+with the task's length model fit from it. A (target, seed) in the table is built once from its
+entry; any other is built from the model's prediction and corrected at most once; the exact
+search is the fallback (a table without a model, or a model that misses twice)."""
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -14,12 +16,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from envs.core.build import build_world
+from envs.core.length_model import LengthModel, fit
 from envs.core.registry import Task
-from loca.core.world import write_text_atomic
+from loca.core.world import World, write_text_atomic
 
 TABLE_FILE = "calibration.json"
 TOLERANCE = 0.05
 MAX_PROBES = 24
+FINE_PROBE_SEEDS = 3  # seeds whose fine slope is measured when the model is fit
 
 
 class Entry(BaseModel):
@@ -35,6 +39,7 @@ class Table(BaseModel):
     generator_version: str
     tolerance: float
     entries: dict[str, dict[str, Entry]]  # target tokens -> seed -> entry
+    model: LengthModel | None = None
 
 
 class CalibrationError(ValueError):
@@ -60,27 +65,43 @@ async def measure_params(task: Task, params: dict[str, Any], seed: int, work_dir
 
 
 class _Prober:
-    """Measures candidate params, remembering every probe."""
+    """Measures candidate params, remembering every probe (by resolved params); `known` are
+    measurements already made for this seed."""
 
-    def __init__(self, task: Task, seed: int, work_dir: Path) -> None:
+    def __init__(self, task: Task, seed: int, work_dir: Path,
+                 known: dict[tuple[tuple[str, int], ...], int] | None = None) -> None:
         self.task, self.seed, self.work_dir = task, seed, work_dir
-        self.seen: dict[tuple[tuple[str, int], ...], int] = {}
+        self.seen: dict[tuple[tuple[str, int], ...], int] = dict(known or {})
+        self.builds = 0
 
     async def __call__(self, params: dict[str, int]) -> int:
-        key = tuple(sorted(params.items()))
+        key = params_key(self.task, params)
         if key not in self.seen:
-            if len(self.seen) >= MAX_PROBES:
+            if self.builds >= MAX_PROBES:
                 raise CalibrationError(f"no parameters found within {MAX_PROBES} probes")
+            self.builds += 1
             self.seen[key] = await measure_params(self.task, params, self.seed, self.work_dir)
         return self.seen[key]
+
+
+def params_key(task: Task, params: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(task.resolve_params(params).items()))
 
 
 async def calibrate_one(task: Task, target: int, seed: int, tolerance: float = TOLERANCE,
                         work_dir: Path | None = None) -> Entry:
     """Search the primary parameter (largest value whose world stays at or under the target),
     then the fine one, until the measured length is within `tolerance` of the target."""
+    entry, _ = await search(task, target, seed, tolerance, work_dir)
+    return entry
+
+
+async def search(task: Task, target: int, seed: int, tolerance: float = TOLERANCE,
+                 work_dir: Path | None = None,
+                 known: dict[tuple[tuple[str, int], ...], int] | None = None) -> tuple[Entry, int]:
+    """`calibrate_one`, also saying how many worlds it built."""
     with tempfile.TemporaryDirectory(prefix="loca-cal-", dir=work_dir) as tmp:
-        probe = _Prober(task, seed, Path(tmp))
+        probe = _Prober(task, seed, Path(tmp), known)
         scale = task.spec.scale
         lo, hi = scale.lo, scale.hi
         size_lo = await probe({scale.primary: lo})
@@ -101,8 +122,9 @@ async def calibrate_one(task: Task, target: int, seed: int, tolerance: float = T
                 hi, size_hi = mid, size
         best = {scale.primary: lo}
         if abs(size_lo - target) <= tolerance * target or scale.fine is None:
-            return _accept(task, target, best, size_lo, tolerance)
-        return await _tune_fine(task, probe, best, size_lo, target, tolerance)
+            return _accept(task, target, best, size_lo, tolerance), probe.builds
+        entry = await _tune_fine(task, probe, best, size_lo, target, tolerance)
+        return entry, probe.builds
 
 
 async def _tune_fine(task: Task, probe: _Prober, base: dict[str, int], size: int,
@@ -134,7 +156,7 @@ def _accept(task: Task, target: int, params: dict[str, int], size: int, toleranc
 
 
 async def params_for(task: Task, target: int, seed: int) -> dict[str, int]:
-    """Parameters for (target, seed): from the shipped table, else calibrated now."""
+    """Parameters for (target, seed): from the shipped table, else searched now."""
     table = load_table(task)
     entry = table.entries.get(str(target), {}).get(str(seed)) if table else None
     if entry is None:
@@ -142,10 +164,77 @@ async def params_for(task: Task, target: int, seed: int) -> dict[str, int]:
     return entry.params
 
 
+async def build_to_target(task: Task, root: Path, target: int, seed: int,
+                          tolerance: float = TOLERANCE) -> World:
+    """The world of (target, seed) at `root`, built once from the table's entry when it has
+    one, else from the length model (a second build when the first misses the tolerance), else
+    by the exact search. `world.json` records how many builds it took."""
+    table = load_table(task)
+    entry = table.entries.get(str(target), {}).get(str(seed)) if table else None
+    builds = 0
+    tried: dict[tuple[tuple[str, int], ...], int] = {}
+
+    async def build(params: dict[str, int]) -> tuple[World, int]:
+        nonlocal builds
+        builds += 1
+        world = await build_world(task, root, params, seed, target, builds)
+        assert world.meta.env_description_tokens is not None
+        tried[params_key(task, params)] = world.meta.env_description_tokens
+        return world, world.meta.env_description_tokens
+
+    if entry is not None:
+        return (await build(entry.params))[0]
+    world: World | None = None
+    size = 0
+    if table is not None and table.model is not None:
+        params = table.model.predict(task, target)
+        world, size = await build(params)
+        if not _within(size, target, tolerance):
+            params = table.model.correct(task, params, size, target)
+            if params_key(task, params) not in tried:
+                world, size = await build(params)
+    if world is not None and _within(size, target, tolerance):
+        return world
+    found, probes = await search(task, target, seed, tolerance, known=tried)
+    builds += probes
+    if world is None or params_key(task, found.params) != params_key(task, world.meta.params):
+        return (await build(found.params))[0]
+    world.meta.builds = builds  # the search settled on the world already built here
+    world.save()
+    return world
+
+
+def _within(size: int, target: int, tolerance: float) -> bool:
+    return abs(size - target) <= tolerance * target
+
+
+async def fit_model(task: Task, table: Table) -> LengthModel:
+    """The task's length model fit from the table's entries; the fine slope (tokens per fine
+    item) is measured on the smallest target's first seeds, one extra build each."""
+    per_fine = await _fine_slope(task, table) if task.spec.scale.fine is not None else None
+    points = [(e.params, e.measured) for seeds in table.entries.values() for e in seeds.values()]
+    return fit(task, points, per_fine)
+
+
+async def _fine_slope(task: Task, table: Table) -> float:
+    fine = task.spec.scale.fine
+    assert fine is not None
+    smallest = table.entries[min(table.entries, key=int)]
+    slopes = []
+    with tempfile.TemporaryDirectory(prefix="loca-cal-") as tmp:
+        for seed, entry in list(smallest.items())[:FINE_PROBE_SEEDS]:
+            resolved = task.resolve_params(entry.params)
+            extra = max(4, resolved[fine] // 2)
+            size = await measure_params(task, {**resolved, fine: resolved[fine] + extra}, int(seed), Path(tmp))
+            slopes.append((size - entry.measured) / extra)
+    return round(statistics.median(slopes), 2)
+
+
 async def calibrate(task: Task, targets: list[int], seeds: list[int],
                     tolerance: float = TOLERANCE,
                     progress: Callable[[int, int, Entry], None] | None = None) -> Table:
-    """Calibrate every (target, seed), merge into the task's table and save it."""
+    """Calibrate every (target, seed), merge into the task's table, fit its length model and
+    save it."""
     table = load_table(task) or Table(task=task.name, task_version=task.spec.version,
                                       generator_version=task.generator_version,
                                       tolerance=tolerance, entries={})
@@ -157,5 +246,14 @@ async def calibrate(task: Task, targets: list[int], seeds: list[int],
                 progress(target, seed, entry)
     table.entries = {k: dict(sorted(v.items(), key=lambda kv: int(kv[0])))
                      for k, v in sorted(table.entries.items(), key=lambda kv: int(kv[0]))}
+    return await refit(task, table)
+
+
+async def refit(task: Task, table: Table | None = None) -> Table:
+    """Fit the length model of `table` (default: the shipped one) and save the table."""
+    table = table or load_table(task)
+    if table is None:
+        raise CalibrationError(f"{task.name}: no calibration table for generator {task.generator_version}")
+    table.model = await fit_model(task, table)
     write_text_atomic(table_path(task), table.model_dump_json(indent=1) + "\n")
     return table

@@ -37,6 +37,8 @@ class WorldMeta(BaseModel):
     tick_s: int = 1
     target_tokens: int | None = None
     env_description_tokens: int | None = None
+    builds: int | None = Field(default=None, description="worlds built (measured) to land this one on its "
+                               "target, calibration probes included; None: not recorded")
     generator_version: str
     content_hash: str = ""
     max_output_chars: int = 200_000

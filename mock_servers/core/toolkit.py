@@ -217,6 +217,16 @@ class ServerRuntime:
 
     def __init__(self, toolbox: Toolbox, world: World, config: dict[str, Any],
                  db: Database | None = None) -> None:
+        self.setup(toolbox, world, config, db)
+        self.app = FastMCP(toolbox.server, instructions=toolbox.instructions or None)
+        self.tools: dict[str, Tool] = {}
+        for tdef in toolbox.defs.values():
+            self.tools[tdef.name] = self.make_tool(tdef.name)
+            self.app.add_tool(self.tools[tdef.name])
+        self.app.add_middleware(ErrorFormatting({name: self for name in self.tools}))
+
+    def setup(self, toolbox: Toolbox, world: World, config: dict[str, Any], db: Database | None) -> None:
+        """Everything a call needs but the tools and the app (a subclass may make those lazily)."""
         self.toolbox = toolbox
         self.world = world
         self.config = config
@@ -226,12 +236,6 @@ class ServerRuntime:
         self.seconds = float(config.get("max_call_seconds", CALL_SECONDS))
         self.memory = int(config.get("max_call_memory_mb", CALL_MEMORY_MB)) << 20
         self.arg_limits: dict[str, dict[str, int]] = {}
-        self.app = FastMCP(toolbox.server, instructions=toolbox.instructions or None)
-        self.tools: dict[str, Tool] = {}
-        for tdef in toolbox.defs.values():
-            self.tools[tdef.name] = self.make_tool(tdef.name)
-            self.app.add_tool(self.tools[tdef.name])
-        self.app.add_middleware(ErrorFormatting({name: self for name in self.tools}))
 
     def refusal(self, name: str, arguments: Any) -> str | None:
         """The error text when the raw `arguments` of tool `name` break the limits every call

@@ -1,0 +1,126 @@
+"""The length model of a task: the measured length of a world as a function of its scale
+parameters, fit from the task's calibration table. An unseen (target, seed) is built from the
+model's prediction and, when that world lands outside the tolerance, corrected once by the
+seed's own offset from the model, instead of searched.
+
+    length ≈ intercept + per_primary·p + per_primary_sq·p² + per_fine·(fine − default fine of p)
+
+The primary count p carries the bulk of the length; the fine count (distractors, when the task
+has a fine knob) fills the remainder of one primary step and absorbs the seed's offset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from envs.core.registry import Task
+
+
+class LengthModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    intercept: float
+    per_primary: float
+    per_primary_sq: float
+    per_fine: float | None = None  # tokens per fine item; None: the task has no fine knob
+
+    def curve(self, primary: int) -> float:
+        """Predicted length with the default fine count."""
+        return self.intercept + self.per_primary * primary + self.per_primary_sq * primary * primary
+
+    def value(self, task: Task, params: dict[str, int]) -> float:
+        """Predicted length of `params` (resolved or not)."""
+        resolved = task.resolve_params(params)
+        primary = resolved[task.spec.scale.primary]
+        size = self.curve(primary)
+        fine = task.spec.scale.fine
+        if fine is not None and self.per_fine is not None:
+            size += self.per_fine * (resolved[fine] - _default_fine(task, primary))
+        return size
+
+    def predict(self, task: Task, target: int) -> dict[str, int]:
+        """The parameters whose world the model puts at `target`. With a fine knob: the largest
+        primary count the curve keeps at or under the target, the fine count making up the
+        rest (so a second build has fine items to remove as well as to add); without one: the
+        primary count nearest to the target."""
+        scale = task.spec.scale
+        if scale.fine is None or self.per_fine is None:
+            return {scale.primary: self._primary_for(task, target, nearest=True)}
+        primary = self._primary_for(task, target, nearest=False)
+        extra = round((target - self.curve(primary)) / self.per_fine)
+        return {scale.primary: primary, scale.fine: max(0, _default_fine(task, primary) + extra)}
+
+    def correct(self, task: Task, params: dict[str, int], measured: int, target: int) -> dict[str, int]:
+        """Parameters for a second build after `params` measured `measured`: the same primary
+        count with the fine count moved by the miss when it can absorb it, else the prediction
+        for the target shifted by the seed's offset from the model."""
+        scale = task.spec.scale
+        resolved = task.resolve_params(params)
+        miss = target - measured
+        if scale.fine is not None and self.per_fine is not None:
+            fine = resolved[scale.fine] + round(miss / self.per_fine)
+            if fine >= 0:
+                return {scale.primary: resolved[scale.primary], scale.fine: fine}
+        offset = measured - self.value(task, resolved)
+        corrected = self.predict(task, max(1, round(target - offset)))
+        if task.resolve_params(corrected) == resolved:  # one primary step the other way
+            step = 1 if miss > 0 else -1
+            corrected = {scale.primary: min(scale.hi, max(scale.lo, resolved[scale.primary] + step))}
+        return corrected
+
+    def _primary_for(self, task: Task, target: int, nearest: bool) -> int:
+        """The largest primary count whose curve is at or under `target` (the smallest count
+        when none is), or with `nearest` the count whose curve is nearest to it. The curve
+        rises over the scale's range: the fit guarantees it."""
+        lo, hi = task.spec.scale.lo, task.spec.scale.hi
+        if self.curve(lo) >= target:
+            return lo
+        while hi - lo > 1:  # invariant: curve(lo) < target, and curve(hi) >= target or hi is the top
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if self.curve(mid) < target else (lo, mid)
+        if self.curve(hi) <= target:
+            return hi
+        return hi if nearest and self.curve(hi) - target <= target - self.curve(lo) else lo
+
+
+def _default_fine(task: Task, primary: int) -> int:
+    fine = task.spec.scale.fine
+    assert fine is not None
+    return task.resolve_params({task.spec.scale.primary: primary})[fine]
+
+
+def fit(task: Task, points: Iterable[tuple[dict[str, int], int]], per_fine: float | None) -> LengthModel:
+    """Least squares on relative error over measured (params, length) points; points whose
+    fine count is not the default are moved onto the default by `per_fine` (skipped without
+    it). The quadratic term is dropped when it would make the curve fall inside the range."""
+    scale = task.spec.scale
+    rows: list[tuple[int, float]] = []
+    for params, measured in points:
+        resolved = task.resolve_params(params)
+        primary = resolved[scale.primary]
+        size = float(measured)
+        if scale.fine is not None:
+            surplus = resolved[scale.fine] - _default_fine(task, primary)
+            if surplus and per_fine is None:
+                continue
+            size -= (per_fine or 0.0) * surplus
+        rows.append((primary, size))
+    if len({p for p, _ in rows}) < 3:
+        raise ValueError(f"{task.name}: too few distinct calibration points to fit a length model")
+    for degree in (2, 1):
+        coef = _weighted_fit(rows, degree)
+        model = LengthModel(intercept=coef[0], per_primary=coef[1],
+                            per_primary_sq=coef[2] if degree == 2 else 0.0,
+                            per_fine=per_fine if scale.fine is not None else None)
+        if model.per_primary + 2 * model.per_primary_sq * scale.hi > 0 and model.per_primary > 0:
+            return model
+    raise ValueError(f"{task.name}: the measured length does not grow with {scale.primary}")
+
+
+def _weighted_fit(rows: list[tuple[int, float]], degree: int) -> list[float]:
+    x = np.array([[float(p) ** k for k in range(degree + 1)] for p, _ in rows])
+    y = np.array([size for _, size in rows])
+    weights = 1.0 / np.maximum(y, 1.0)
+    coef, *_ = np.linalg.lstsq(x * weights[:, None], y * weights, rcond=None)
+    return [round(float(c), 6) for c in coef]

@@ -1,0 +1,125 @@
+"""The length model: an unseen (length, seed) lands within 5% of its target in about one build;
+the model is fit from the shipped table; a miss is corrected once; without a model the exact
+search still works; `world.json` records the builds. (The full sweep of seeds 100-119 at 8k,
+64k and 256k: `bench/bench_reset.py`.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from envs.core import calibration
+from envs.core.calibration import TOLERANCE, build_to_target, load_table
+from envs.core.length_model import LengthModel, fit
+from envs.core.registry import Task, tasks
+from loca.core.world import World
+
+UNSEEN_SEEDS = (100, 101, 102, 103)  # in no shipped table
+
+
+def _build(task: Task, root: Path, target: int, seed: int) -> World:
+    return asyncio.run(build_to_target(task, root, target, seed))
+
+
+def test_unseen_seeds_land_within_tolerance_in_about_one_build(tmp_path: Path) -> None:
+    """Every task: four unseen seeds at 8k and one at 64k; each world within 5% of its target,
+    at most two builds each (no search), 1.5 builds per world at most on average."""
+    builds = []
+    for task in tasks().values():
+        for target, seeds in ((8_000, UNSEEN_SEEDS), (64_000, UNSEEN_SEEDS[:1])):
+            for seed in seeds:
+                world = _build(task, tmp_path / f"{task.name}-{target}-{seed}", target, seed)
+                size = world.meta.env_description_tokens
+                assert size is not None and abs(size - target) <= TOLERANCE * target, (task.name, target, seed, size)
+                assert World.load(world.root).meta.builds == world.meta.builds
+                assert world.meta.builds is not None and world.meta.builds <= 2, (task.name, target, seed)
+                builds.append(world.meta.builds)
+    assert statistics.mean(builds) <= 1.5, builds
+
+
+def test_every_table_ships_a_model_that_tracks_it(task_name: str) -> None:
+    task = tasks()[task_name]
+    table = load_table(task)
+    assert table is not None and table.model is not None, f"{task.name}: run `loca calibrate {task.name} --model-only`"
+    model, scale = table.model, task.spec.scale
+    assert (model.per_fine is None) == (scale.fine is None)
+    assert all(model.curve(p + 1) > model.curve(p) for p in range(scale.lo, scale.hi))
+    misses = [abs(model.value(task, e.params) - e.measured) / e.measured
+              for seeds in table.entries.values() for e in seeds.values()]
+    assert statistics.median(misses) < 0.03 and max(misses) < 0.2, misses
+
+
+def test_predictions_hit_the_target_on_the_model_and_respect_the_scale(any_task: Task) -> None:
+    table = load_table(any_task)
+    assert table is not None and table.model is not None
+    scale = any_task.spec.scale
+    for target in (5_000, 8_000, 50_000, 256_000, 1_000_000):
+        params = table.model.predict(any_task, target)
+        resolved = any_task.resolve_params(params)  # valid parameters
+        assert scale.lo <= resolved[scale.primary] <= scale.hi
+        if resolved[scale.primary] not in (scale.lo, scale.hi):
+            assert abs(table.model.value(any_task, params) - target) <= 0.01 * target + 200
+
+
+def test_fit_recovers_a_known_model(any_task: Task) -> None:
+    scale = any_task.spec.scale
+    truth = LengthModel(intercept=900.0, per_primary=500.0, per_primary_sq=0.25,
+                        per_fine=150.0 if scale.fine else None)
+    points = []
+    for primary in range(scale.lo, scale.lo + 200, 7):
+        params = {scale.primary: primary}
+        if scale.fine and primary % 2:
+            params[scale.fine] = primary % 11
+        points.append((params, round(truth.value(any_task, params))))
+    fitted = fit(any_task, points, truth.per_fine)
+    assert fitted.per_primary == pytest.approx(500.0, rel=0.01)
+    assert fitted.per_primary_sq == pytest.approx(0.25, rel=0.05)
+    assert fitted.intercept == pytest.approx(900.0, abs=30)
+
+
+def test_a_first_miss_is_corrected_by_one_more_build(any_task: Task, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    table = load_table(any_task)
+    assert table is not None and table.model is not None
+    skewed = table.model.model_copy(update={"intercept": table.model.intercept - 2_000})  # predicts too big
+    monkeypatch.setattr(calibration, "load_table", lambda task: table.model_copy(update={"model": skewed}))
+    world = _build(any_task, tmp_path / "w", 16_000, 105)
+    assert world.meta.builds == 2
+    assert abs(world.meta.env_description_tokens - 16_000) <= TOLERANCE * 16_000  # type: ignore[operator]
+
+
+def test_without_a_model_the_search_builds_the_world(any_task: Task, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    table = load_table(any_task)
+    assert table is not None
+    monkeypatch.setattr(calibration, "load_table", lambda task: table.model_copy(update={"model": None}))
+    world = _build(any_task, tmp_path / "w", 11_500, 17)
+    assert world.meta.builds is not None and world.meta.builds > 2  # probes plus the world itself
+    assert abs(world.meta.env_description_tokens - 11_500) <= TOLERANCE * 11_500  # type: ignore[operator]
+    assert json.loads((tmp_path / "w" / "world.json").read_text())["builds"] == world.meta.builds
+
+
+def test_a_table_seed_is_built_once(any_task: Task, tmp_path: Path) -> None:
+    table = load_table(any_task)
+    assert table is not None
+    world = _build(any_task, tmp_path / "w", 8_000, 0)
+    assert world.meta.builds == 1
+    assert world.meta.env_description_tokens == table.entries["8000"]["0"].measured
+    assert world.meta.params == any_task.resolve_params(table.entries["8000"]["0"].params)
+
+
+def test_worlds_without_a_builds_record_still_load(any_task: Task, tmp_path: Path) -> None:
+    world = _build(any_task, tmp_path / "w", 8_000, 0)
+    meta = json.loads((world.root / "world.json").read_text())
+    del meta["builds"]
+    (world.root / "world.json").write_text(json.dumps(meta))
+    assert World.load(world.root).meta.builds is None
+
+
+@pytest.fixture(params=sorted(tasks()))
+def task_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)

@@ -144,6 +144,13 @@ def conference_text(rng: random.Random, names: list[str], mail: Mail) -> Text:
     return Text(f"{local}@{conf.site}", f"{conf.label} {title}", subject, _render(f"{mail.kind}.j2", **values))
 
 
+
+def _surname(name: str) -> str:
+    """The last word of a name fit for an address: a suffix such as "Jr." is skipped (its dot
+    would make the address invalid)."""
+    words = name.lower().split()
+    return next((w for w in reversed(words) if "." not in w), words[0])
+
 def misc_text(rng: random.Random, fake: Faker, names: list[str], owner: Person, acronyms: list[str]) -> Text:
     """A colleague's note, a review invitation or a newsletter; a colleague may ask about one
     of `acronyms`."""
@@ -157,7 +164,7 @@ def misc_text(rng: random.Random, fake: Faker, names: list[str], owner: Person, 
                    when=when(rng, _later(rng, 5, 40)), title=fake.sentence(nb_words=5).rstrip("."))
     if kind == "colleague":
         subject = f"{acronym} this year?" if acronym else fake.sentence(nb_words=rng.randint(3, 6)).rstrip(".")
-        sender = f"{name.split()[0].lower()}.{name.split()[-1].lower()}@{rng.choice(names).split()[-1].lower()}.edu"
+        sender = f"{name.split()[0].lower()}.{_surname(name)}@{_surname(rng.choice(names))}.edu"
         return Text(sender, name, subject, body)
     if kind == "review":
         return Text(f"editorial@{journal.lower().replace(' ', '-')}.org", name,

@@ -71,7 +71,8 @@ def bench_mode(mode: str, world: World, repeats: int) -> list[str]:
         (terminal_toolbox, "run_command", {"command": "ls"}),
         (terminal_toolbox, "run_command", {"command": "cut -d, -f1 data.csv | sort | uniq -c"}),
     ]
-    lines = [f"- {mode} mode (interpreter `{python}`):"]
+    shown = "the gym's own" if python == sys.executable else python  # no machine paths in the results
+    lines = [f"- {mode} mode (interpreter: {shown}):"]
     for toolbox, tool, args in runs:
         runtime = ServerRuntime(toolbox, world, config)
         lines.append(f"  - `{tool}` `{args}`: {_median_ms(_timed(runtime, tool, args, repeats))}")

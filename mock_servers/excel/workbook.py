@@ -17,7 +17,7 @@ from threading import Lock
 from typing import Any
 
 from openpyxl import Workbook, load_workbook
-from openpyxl.cell.read_only import EMPTY_CELL, ReadOnlyCell
+from openpyxl.cell.read_only import ReadOnlyCell
 from openpyxl.chartsheet import Chartsheet
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._reader import WorkSheetParser
@@ -160,23 +160,40 @@ class WorkbookFile:
         save_workbook(wb, self.path, call.now)
 
 
+FORMULA = object()
+"""Stands for a formula cell in `SheetRows.values` (its value is read from the cached copy)."""
+
+
 class SheetRows:
     """A streamed sheet's stored rows, parsed only as far as reads have gone and kept sparse
     (a row holds only the cells its file stores, so a far-off cell costs nothing). Rows end at
-    the file's last one, as openpyxl's streaming reader's do."""
+    the file's last one, as openpyxl's streaming reader's do. Each row's cells are turned into
+    JSON values once, on the first read that reaches them."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self._lock = Lock()
         self._restart()
 
-    def iter_rows(self, area: Box) -> Iterator[tuple[Any, ...]]:
-        """The cells of `area` row by row (EMPTY_CELL where the file has none), up to the
-        sheet's last row."""
+    def values(self, area: Box) -> Iterator[list[Any]]:
+        """The JSON values of `area` row by row (None where the file has no cell, FORMULA for a
+        formula cell), up to the sheet's last row."""
         for row in range(area.min_row, area.max_row + 1):
             if self._parsed_to(row) < row:
                 return
-            yield self._row(row, area)
+            i = bisect_left(self._numbers, row)
+            if i == len(self._numbers) or self._numbers[i] != row:
+                yield [None] * area.cols
+                continue
+            columns, lo, hi = self._within(i, area)
+            converted = self._json(i)
+            if hi - lo == area.cols:  # every cell of the row's span is stored
+                yield converted[lo:hi]
+                continue
+            out: list[Any] = [None] * area.cols
+            for k in range(lo, hi):
+                out[columns[k] - area.min_col] = converted[k]
+            yield out
 
     def has_values(self, area: Box) -> bool:
         """Whether any cell of `area` holds a value (parsing no further than the first)."""
@@ -185,22 +202,23 @@ class SheetRows:
             i = bisect_left(self._numbers, row)
             if self._numbers[i] > area.max_row:
                 return False
-            if any(cell.value is not None for cell in self._within(i, area)):
+            _, lo, hi = self._within(i, area)
+            if any(cell.value is not None for cell in self._stored[i][1][lo:hi]):
                 return True
             row = self._numbers[i] + 1
         return False
 
-    def _row(self, row: int, area: Box) -> tuple[Any, ...]:
-        out = [EMPTY_CELL] * area.cols
-        i = bisect_left(self._numbers, row)
-        if i < len(self._numbers) and self._numbers[i] == row:
-            for cell in self._within(i, area):
-                out[cell.column - area.min_col] = cell
-        return tuple(out)
+    def _within(self, i: int, area: Box) -> tuple[list[int], int, int]:
+        """Stored row `i`'s columns and the bounds of those inside `area`."""
+        columns = self._stored[i][0]
+        return columns, bisect_left(columns, area.min_col), bisect_right(columns, area.max_col)
 
-    def _within(self, i: int, area: Box) -> list[Any]:
-        columns, cells = self._stored[i]
-        return cells[bisect_left(columns, area.min_col):bisect_right(columns, area.max_col)]
+    def _json(self, i: int) -> list[Any]:
+        converted = self._converted[i]
+        if converted is None:
+            converted = self._converted[i] = [
+                FORMULA if cell.data_type == "f" else json_value(cell) for cell in self._stored[i][1]]
+        return converted
 
     def _parsed_to(self, row: int) -> int:
         """Parse on to `row` if need be; the last stored row number parsed."""
@@ -219,10 +237,12 @@ class SheetRows:
         elif not self._numbers or parsed[0] > self._numbers[-1]:
             self._numbers.append(parsed[0])
             self._stored.append(([cell.column for cell in parsed[1]], parsed[1]))
+            self._converted.append(None)
 
     def _restart(self) -> None:
         self._numbers: list[int] = []
         self._stored: list[tuple[list[int], list[Any]]] = []
+        self._converted: list[list[Any] | None] = []
         self._done = False
         self._stream = _stored_rows(self.ws)
 
@@ -347,19 +367,24 @@ def _duration(value: timedelta) -> str:
     return f"{sign}PT{int(hours)}H{int(minutes)}M{secs:g}S"
 
 
-def json_value(value: Any, number_format: str = "General") -> Any:
-    """A cell value as JSON: dates and times as ISO 8601, durations as `PT..H..M..S`,
-    non-finite numbers as null."""
+_PLAIN = (str, int, bool, type(None))
+
+
+def json_value(cell: Any) -> Any:
+    """A cell's value as JSON: dates and times as ISO 8601, durations as `PT..H..M..S`,
+    non-finite numbers as null. The number format (a style lookup) is read only for a
+    midnight datetime, the one value it changes."""
+    value = cell.value
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, datetime):
-        if value.time() == time(0) and _date_only(number_format):
+        if value.time() == time(0) and _date_only(cell.number_format):
             return value.date().isoformat()
         return value.isoformat()
     if isinstance(value, (date, time)):
         return value.isoformat()
     if isinstance(value, timedelta):
         return _duration(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
     return str(value)

@@ -27,8 +27,8 @@ from mock_servers.excel.workbook import (
     Box,
     SheetRows,
     box,
+    FORMULA,
     extent,
-    json_value,
     workbook_file,
     worksheet,
 )
@@ -103,17 +103,14 @@ class _Page:
 
 
 def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
-    rows = sheet.iter_rows(area)
     values: list[list[Any]] = []
     formulas: list[tuple[int, int]] = []
-    for i, row in enumerate(islice(rows, per_page)):
-        line: list[Any] = []
-        for j, cell in enumerate(row):
-            if cell.data_type == "f":
-                formulas.append((i, j))
-                line.append(None)
-            else:
-                line.append(json_value(cell.value, cell.number_format))
+    for i, line in enumerate(islice(sheet.values(area), per_page)):
+        if FORMULA in line:
+            for j, value in enumerate(line):
+                if value is FORMULA:
+                    formulas.append((i, j))
+                    line[j] = None
         values.append(line)
     last = area.min_row + len(values) - 1 if values else area.max_row  # nothing stored there
     has_more = last < area.max_row and sheet.has_values(
@@ -125,10 +122,10 @@ def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
 def _fill_cached_values(sheet: SheetRows, page: _Page) -> None:
     """Formula cells take the value a spreadsheet program cached in the file, if any."""
     w = page.window
-    cached = list(sheet.iter_rows(w))
+    cached = list(sheet.values(w))
     for i, j in page.formulas:
-        cell = cached[i][j]
-        value = json_value(cell.value, cell.number_format)
+        value = cached[i][j]
+        value = None if value is FORMULA else value
         page.values[i][j] = value
         if value is None:
             page.uncalculated.append(

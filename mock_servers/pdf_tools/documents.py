@@ -24,7 +24,9 @@ from mock_servers.core.toolkit import Call
 MAX_PDF_BYTES = 50 * 1024 * 1024
 MAX_OUTPUT_BYTES = 100 * 1024 * 1024
 PRODUCER = "LOCA pdf_tools (pypdf)"
-_CACHE_KEY, _CACHE_SIZE, _CACHE_MAX_BYTES = "pdf_tools.documents", 8, 8 * 1024 * 1024
+_CACHE_KEY = "pdf_tools.documents"
+_CACHE_MAX_BYTES, _CACHE_TOTAL_BYTES = 8 * 1024 * 1024, 32 * 1024 * 1024
+"""Parsed PDFs kept per server: files up to 8 MB, the most recently read up to 32 MB in all."""
 
 
 def pdf_date(moment: datetime) -> str:
@@ -146,7 +148,7 @@ def open_pdf(call: Call, path: str) -> Pdf:
     pdf = Pdf(data, shown)
     if pdf.size <= _CACHE_MAX_BYTES:
         cache[key] = pdf
-        while len(cache) > _CACHE_SIZE:
+        while sum(kept.size for kept in cache.values()) > _CACHE_TOTAL_BYTES:
             cache.popitem(last=False)
     return pdf
 

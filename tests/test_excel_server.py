@@ -245,6 +245,25 @@ def test_reads_follow_writes(xl: Server) -> None:
                                                                       ("Notes", "A1")]
 
 
+def test_inline_strings_read_as_openpyxl_reads_them(xl: Server) -> None:
+    """Inline strings (how openpyxl writes text) take a fast path; it must give the values
+    openpyxl's own reader gives: rich-text runs joined, spaces kept, empty text, and a formula
+    cell whose cached value is an inline string."""
+    xl.ok("create_workbook", filepath="book.xlsx")
+    xl.ok("write_data_to_excel", filepath="book.xlsx", sheet_name="Sheet1",
+          data=[["plain", "  spaced  ", "x", "y", "z"]])
+    _edit_sheet_xml(xl.ws / "book.xlsx", b"<is><t>x</t></is>",
+                    b"<is><r><t>bo</t></r><r><rPr><b/></rPr><t>ld</t></r></is>")
+    _edit_sheet_xml(xl.ws / "book.xlsx", b"<is><t>y</t></is>", b"<is><t/></is>")
+    _edit_sheet_xml(xl.ws / "book.xlsx", b"<is><t>z</t></is>",
+                    b"<f>A1</f><is><t>plain</t></is>")
+    expected = _values(load_workbook(xl.ws / "book.xlsx", data_only=True)["Sheet1"])
+    assert expected == [["plain", "  spaced  ", "bold", "", "plain"]]
+    page = xl.ok("read_data_from_excel", filepath="book.xlsx", sheet_name="Sheet1")
+    assert page["values"] == expected
+    assert page["uncalculated"] == []
+
+
 def test_a_damaged_row_fails_every_read(xl: Server) -> None:
     xl.sales()
     _edit_sheet_xml(xl.ws / "book.xlsx", b"<v>3</v>", b"<v>three</v>")  # units in row 4

@@ -19,9 +19,10 @@ from typing import Any
 from openpyxl import Workbook, load_workbook
 from openpyxl.cell.read_only import ReadOnlyCell
 from openpyxl.chartsheet import Chartsheet
-from openpyxl.utils import get_column_letter
+from openpyxl.utils import coordinate_to_tuple, get_column_letter
 from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.worksheet.worksheet import Worksheet
+from openpyxl.xml.constants import SHEET_MAIN_NS
 
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve, save_workbook
@@ -247,11 +248,37 @@ class SheetRows:
         self._stream = _stored_rows(self.ws)
 
 
+_INLINE, _FORMULA = f"{{{SHEET_MAIN_NS}}}is", f"{{{SHEET_MAIN_NS}}}f"
+_TEXT, _RUN = f"{{{SHEET_MAIN_NS}}}t", f"{{{SHEET_MAIN_NS}}}r"
+
+
+class _SheetParser(WorkSheetParser):
+    """openpyxl's sheet parser with a fast path for plain inline strings (how openpyxl itself
+    writes text), which it would build as rich-text objects only to take their text: the same
+    value, about half the parsing time of a text-heavy sheet."""
+
+    def parse_cell(self, element: Any) -> dict[str, Any]:
+        inline = element.find(_INLINE) if element.get("t") == "inlineStr" else None
+        if inline is None or self.rich_text or (
+                not self.data_only and element.find(_FORMULA) is not None):
+            return super().parse_cell(element)
+        coordinate = element.get("r")
+        if coordinate:
+            row, column = coordinate_to_tuple(coordinate)
+            self.col_counter = column
+        else:
+            self.col_counter += 1
+            row, column = self.row_counter, self.col_counter
+        parts = [inline.findtext(_TEXT), *(run.findtext(_TEXT) for run in inline.iterfind(_RUN))]
+        return {"row": row, "column": column, "value": "".join(p for p in parts if p),
+                "data_type": "s", "style_id": int(element.get("s") or 0)}
+
+
 def _stored_rows(ws: Any) -> Iterator[tuple[int, list[Any]]]:
     """Each row the file of a streamed sheet holds: its number and its stored cells."""
     book = ws.parent
     with ws._get_source() as source:
-        parser = WorkSheetParser(source, ws._shared_strings, data_only=book.data_only,
+        parser = _SheetParser(source, ws._shared_strings, data_only=book.data_only,
                                  epoch=book.epoch, date_formats=book._date_formats,
                                  timedelta_formats=book._timedelta_formats)
         for number, cells in parser.parse():

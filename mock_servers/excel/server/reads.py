@@ -24,10 +24,10 @@ from mock_servers.excel.server.base import (
     toolbox,
 )
 from mock_servers.excel.workbook import (
+    FORMULA,
     Box,
     SheetRows,
     box,
-    FORMULA,
     extent,
     workbook_file,
     worksheet,

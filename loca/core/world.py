@@ -143,7 +143,10 @@ def _exclusive_temp(path: Path) -> tuple[int, Path]:
     raise FileExistsError(f"no free temporary name next to {path.name}")
 
 
-_ROW_JSON = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every row digested
+def row_bytes(row: tuple[Any, ...]) -> bytes:
+    """A database row as digest input: the repr of its SQLite values (int, float, str, bytes,
+    None), which is exact (floats round-trip) and about 3x cheaper than JSON."""
+    return repr(row).encode()
 
 
 def _db_digest(path: Path, h: Any) -> None:
@@ -154,7 +157,7 @@ def _db_digest(path: Path, h: Any) -> None:
         for table in tables:
             h.update(f"\x1etable {table}\n".encode())
             for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
-                h.update(_ROW_JSON([v.hex() if isinstance(v, bytes) else v for v in row]).encode())
+                h.update(row_bytes(row))
                 h.update(b"\n")
     finally:
         conn.close()

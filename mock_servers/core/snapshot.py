@@ -10,14 +10,13 @@ new events)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 
 from pydantic import BaseModel
 
-from loca.core.world import World
+from loca.core.world import World, row_bytes
 
 # table -> ignored columns (None: the whole table)
 Ignored = Mapping[str, frozenset[str] | None]
@@ -41,9 +40,6 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
         "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
 
 
-_ROW_JSON = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every row digested
-
-
 def _table_state(conn: sqlite3.Connection, name: str, ignored: frozenset[str],
                  max_rowid: int | None = None) -> TableState:
     cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")') if r[1] not in ignored]
@@ -55,7 +51,7 @@ def _table_state(conn: sqlite3.Connection, name: str, ignored: frozenset[str],
     for row in conn.execute(f'SELECT rowid, {selected} FROM "{name}" WHERE rowid <= ? ORDER BY rowid',
                             (limit,)):
         count += 1
-        h.update(_ROW_JSON([v.hex() if isinstance(v, bytes) else v for v in row]).encode())
+        h.update(row_bytes(row))
     return TableState(rows=count, max_rowid=limit, digest=h.hexdigest())
 
 

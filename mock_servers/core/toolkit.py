@@ -189,8 +189,8 @@ class Toolbox:
             def unbound(**kwargs: Any) -> str:
                 raise RuntimeError("a tool template is not bound to a world")
 
-            unbound.__name__ = tdef.name
-            unbound.__doc__ = prefix + inspect.cleandoc(tdef.fn.__doc__ or "")
+            unbound.__name__ = tdef.name  # no __doc__: the description is given whole, as
+            # the tools' docstrings have no sections to split off (spares a docstring parser)
             unbound.__signature__ = sig.replace(parameters=params, return_annotation=str)  # type: ignore[attr-defined]
             unbound.__annotations__ = {p.name: p.annotation for p in params} | {"return": str}
             tags = {tdef.rw, self.server} | ({"core"} if tdef.core else set())
@@ -200,8 +200,9 @@ class Toolbox:
                 idempotentHint=tdef.idempotent,
                 openWorldHint=False,
             )
-            tool = FunctionTool.from_function(unbound, name=exposed, tags=tags, annotations=annotations,
-                                      output_schema=None, run_in_thread=False)
+            tool = FunctionTool.from_function(
+                unbound, name=exposed, description=prefix + inspect.cleandoc(tdef.fn.__doc__ or ""),
+                tags=tags, annotations=annotations, output_schema=None, run_in_thread=False)
             tool.parameters = normalize_schema(tool.parameters)
             self._templates[key] = tool
         return self._templates[key]

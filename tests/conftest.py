@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers.core.db import Database
 
+os.environ["LOCA_WORLD_CACHE_MB"] = "0"  # every test builds the worlds it checks (test_world_cache turns it on)
 pytest_plugins = ["tests.fake_llm", "tests.fake_anthropic"]  # the fake providers and their fixtures
 
 

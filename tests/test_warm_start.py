@@ -101,13 +101,18 @@ def test_the_gateway_builds_only_the_tools_it_calls(any_task: Task, tmp_path: Pa
         gateway.close()
 
 
-def test_a_reset_tokenizes_the_tool_list_once_per_process(any_task: Task, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tool_list_is_tokenized_once_per_user_cache(any_task: Task, cache: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "_SCHEMA_TOKENS", {})
     env = LocaEnv(any_task.name)
     try:
         _, first = env.reset(seed=0, options={"params": small_params(any_task)})
-        monkeypatch.setattr("envs.core.env.schema_tokens", lambda tools: pytest.fail("tokenized again"))
+        assert first["tools_tokens"] == tokens.schema_tokens(first["tools"]) > 1000
+        monkeypatch.setattr(tokens, "count_tokens", lambda text: pytest.fail("tokenized again"))
         _, second = env.reset(seed=1, options={"params": small_params(any_task)})
-        assert second["tools_tokens"] == first["tools_tokens"] > 1000
+        monkeypatch.setattr(tokens, "_SCHEMA_TOKENS", {})  # a fresh process: the count from the file
+        assert tokens.remembered_schema_tokens(first["tools"]) == first["tools_tokens"]
+        assert second["tools_tokens"] == first["tools_tokens"]
     finally:
         env.close()
 

@@ -17,12 +17,11 @@ from gymnasium import spaces
 from sqlalchemy.orm import configure_mappers
 
 from checkers.verdict import Verdict
-from envs.core.build import build_world
-from envs.core.calibration import build_to_target
 from envs.core.errors import EnvSetupError
 from envs.core.registry import Task, get_task
+from envs.core.reuse import obtain_world
 from loca.core.lengths import parse_length
-from loca.core.tokens import encoding, schema_tokens
+from loca.core.tokens import remembered_schema_tokens
 from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
@@ -30,7 +29,6 @@ from mock_servers.listing import listings
 
 FINAL = "__final__"
 _WARM: set[str] = set()  # tasks whose one-time work this process has done
-_TOOLS_TOKENS: dict[str, int] = {}  # tool list (as JSON) -> its tokens: tokenized once per process
 
 
 class AnyText(spaces.Text):
@@ -71,13 +69,13 @@ class ToolCallSpace(gym.Space[dict[str, Any]]):
 
 
 def warm_up(task: Task) -> float:
-    """The one-time work of a process for `task`: the tokenizer, the ORM's mapper configuration
-    and the listings of the task's tools. The first reset does it; a worker may call it when it
-    starts instead. Seconds it took (0.0 once done)."""
+    """The one-time work of a process for `task`: the ORM's mapper configuration and the
+    listings of the task's tools. The first reset does it; a worker may call it when it starts
+    instead. Seconds it took (0.0 once done). The tokenizer is loaded when a reset first
+    measures a world (a reset from the world cache needs none)."""
     if task.name in _WARM:
         return 0.0
     started = time.perf_counter()
-    encoding()
     toolboxes = [load_toolbox(server) for server in task.spec.servers.values()]
     task.generator  # noqa: B018  (its models join the ORM registry before it is configured)
     configure_mappers()
@@ -85,14 +83,6 @@ def warm_up(task: Task) -> float:
         listings(toolbox)
     _WARM.add(task.name)
     return time.perf_counter() - started
-
-
-def _tools_tokens(tools: list[dict[str, Any]]) -> int:
-    """`schema_tokens` of a tool list, remembered (every reset of an env lists the same tools)."""
-    key = json.dumps(tools, sort_keys=True)
-    if key not in _TOOLS_TOKENS:
-        _TOOLS_TOKENS[key] = schema_tokens(tools)
-    return _TOOLS_TOKENS[key]
 
 
 class LocaEnv(gym.Env[str, dict[str, Any]]):
@@ -138,10 +128,7 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
         try:
             warm_up_s = warm_up(self.task)
             root = Path(episode_dir) if episode_dir else self._temp_root()
-            if explicit:
-                world = await build_world(self.task, root, explicit, seed, target)
-            else:
-                world = await build_to_target(self.task, root, target, seed)
+            world, source = await obtain_world(self.task, root, target, seed, explicit)
             gateway = Gateway(world, self.task.spec.servers, self.naming, self.tool_filter,
                               self.task.spec.tools)
         except Exception as exc:
@@ -161,12 +148,13 @@ class LocaEnv(gym.Env[str, dict[str, Any]]):
             "target_tokens": target,
             "env_description_tokens": world.meta.env_description_tokens,
             "builds": world.meta.builds,
+            "world_cache": source,
             "world_hash": world.meta.content_hash,
             "world_dir": str(world.root),
             "terminal_tool": terminal,
             "tools": tools,
             "tool_count": len(tools),
-            "tools_tokens": _tools_tokens(tools),
+            "tools_tokens": remembered_schema_tokens(tools),
             "read_only": {s.name: s.read_only for s in gateway.specs},
             "name_map": {s.name: [s.server, s.tool] for s in gateway.specs},
             "timings": {"reset_s": time.perf_counter() - started, "warm_up_s": warm_up_s},

@@ -67,6 +67,33 @@ def schema_tokens(tools: Sequence[Mapping[str, Any]]) -> int:
     return count_tokens(json.dumps(list(tools), ensure_ascii=False, sort_keys=True))
 
 
+_SCHEMA_TOKENS: dict[str, int] = {}
+
+
+def remembered_schema_tokens(tools: Sequence[Mapping[str, Any]]) -> int:
+    """`schema_tokens`, remembered in the process and in the user cache (keyed by the list's
+    digest and the tokenizer's versions): serving tools counted before needs no tokenizer."""
+    text = json.dumps(list(tools), ensure_ascii=False, sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if digest in _SCHEMA_TOKENS:
+        return _SCHEMA_TOKENS[digest]
+    path = _cache_path()
+    stored = path.with_name(f"tool-tokens-{path.stem}-{digest}") if path is not None else None
+    try:
+        count = int(stored.read_text(encoding="ascii")) if stored is not None else None
+    except (OSError, ValueError):
+        count = None
+    if count is None:
+        count = count_tokens(text)
+        if stored is not None:
+            try:
+                write_cache_file(stored, str(count).encode())
+            except OSError as exc:
+                log.warning("cannot write the token cache %s: %s", stored, exc)
+    _SCHEMA_TOKENS[digest] = count
+    return count
+
+
 def count_tokens(text: str) -> int:
     """Number of cl100k_base tokens in `text`; special-token markers count as plain text."""
     return len(encoding().encode_ordinary(text))

@@ -325,7 +325,10 @@ class ServerRuntime:
         return outcome
 
     def audit(self, name: str, arguments: Any, outcome: ToolOutcome, started: float) -> None:
-        """Record the call in the world's audit log (servers.md §1.12)."""
+        """Record the call in the world's audit log (servers.md §1.12), unless the server's
+        config says `audit: false` (the measurement of a new world: not an agent's calls)."""
+        if not self.config.get("audit", True):
+            return
         try:
             args = json.dumps(arguments, sort_keys=True, default=repr)[:AUDIT_ARGUMENT_CHARS]
         except (RecursionError, TypeError, ValueError) as exc:  # refused arguments (too deep)

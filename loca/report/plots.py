@@ -13,6 +13,7 @@ from cycler import cycler
 from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from loca.report.cells import MISSING
 from loca.report.load import Dataset
@@ -120,6 +121,7 @@ def context_plot(data: Dataset, out: Path) -> list[Path]:
                 ax.plot([turns[j] for j in at], q[at, 1] / 1000, linestyle="none", marker="v", color=color)
             ax.set_title(heading(n))
             ax.set_xlabel("turn")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel("request (K tokens)")
             ax.grid(True, alpha=0.3)
         for j in range(len(lengths), rows_n * cols):

@@ -17,8 +17,9 @@ Cells = dict[tuple[Row, int | None], Cell]
 INCOMPLETE, WILSON = "*", "†"
 
 
-def heading(length: int | None) -> str:
-    return "mean" if length is None else label(length).upper()
+def heading(length: int | None, pooled: str = "mean") -> str:
+    """A length's column heading (8K); `pooled` names the all-lengths column."""
+    return pooled if length is None else label(length).upper()
 
 
 def _wide(name: str, title: str, data: Dataset, cells: Cells, value: Callable[[Cell], Value]) -> Table:
@@ -77,7 +78,7 @@ def terminal_states_table(data: Dataset, cells: Cells) -> Table:
     for row in data.rows:
         for n in [*data.lengths, None]:
             if cell := cells.get((row, n)):
-                table.add([row.model, row.strategy, heading(n)],
+                table.add([row.model, row.strategy, heading(n, "all")],
                           [*(Value(cell.states[s], digits=0) for s in states), Value(cell.planned, digits=0)])
     return table
 
@@ -93,7 +94,7 @@ def cost_table(data: Dataset, cells: Cells) -> Table:
     for row in data.rows:
         for n in [*data.lengths, None]:
             if cell := cells.get((row, n)):
-                table.add([row.model, row.strategy, heading(n)], [f(cell) for f in columns.values()])
+                table.add([row.model, row.strategy, heading(n, "all")], [f(cell) for f in columns.values()])
     table.notes.append("Cost is shown only where every call of every episode has a price; model and "
                        "tool seconds are the episode's summed call latencies.")
     return table

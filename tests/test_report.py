@@ -111,7 +111,7 @@ def _grid(tasks: list[str], lengths: list[int], seeds: list[int], success: bool 
 def test_missing_episodes_count_zero_and_flag_the_cell(tmp_path: Path) -> None:
     outcomes = _grid(["a", "b"], [8000], [0, 1])
     outcomes["b", 8000, 1] = None
-    written = write_report(load([write_run(tmp_path / "r", outcomes)]), tmp_path / "out")
+    written = write_report(load([write_run(tmp_path / "r", outcomes)]), tmp_path / "out", plots=False)
     acc = (tmp_path / "out" / "tables" / "accuracy.csv").read_text().splitlines()
     assert acc[0] == "model,strategy,8K,8K lo,8K hi,8K flag,mean,mean lo,mean hi,mean flag"
     assert acc[1].startswith("oracle,react,75,") and acc[1].endswith(",*")
@@ -141,7 +141,7 @@ def test_compatible_runs_merge_into_rows_and_trials(tmp_path: Path) -> None:
                                            **_grid(["b"], [8000], [0])})
     merged = load([short, again, short])  # a directory named twice counts once
     assert merged.trials() == 2 and len(merged.episodes) == 4
-    names = [t.name for t in write_report(merged, tmp_path / "out").tables]
+    names = [t.name for t in write_report(merged, tmp_path / "out", plots=False).tables]
     assert "pass_at_2" in names and "pass_hat_2" in names
     pass_hat = (tmp_path / "out" / "tables" / "pass_hat_2.csv").read_text().splitlines()[1]
     assert pass_hat == "oracle,react,50,50"  # a: 1 of 2 trials (pass^2 0), b: 2 of 2 (1)
@@ -178,7 +178,8 @@ TINY_TRAJECTORY = """\
 
 def test_markdown_tables_of_a_tiny_run(tmp_path: Path) -> None:
     outcomes = {**_grid(["a", "b"], [8000], [0]), ("a", 16000, 0): True, ("b", 16000, 0): False}
-    tables = {t.name: t for t in write_report(load([write_run(tmp_path / "r", outcomes)]), tmp_path / "o").tables}
+    tables = {t.name: t for t in write_report(load([write_run(tmp_path / "r", outcomes)]), tmp_path / "o",
+                                                plots=False).tables}
     assert tables["accuracy"].markdown() == TINY_ACCURACY
     assert tables["trajectory"].markdown() == TINY_TRAJECTORY
     firings = tables["strategy_firings"].markdown()
@@ -241,7 +242,7 @@ def test_a_real_run_reports(tmp_path: Path) -> None:
     run = tmp_path / "run"
     assert _loca(["run", "--tasks", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0",
                   "--strategy", "clear_tool_results", "--out", str(run)]) == 0
-    written = write_report(load([run]), tmp_path / "o")
+    written = write_report(load([run]), tmp_path / "o", plots=False)
     acc = (tmp_path / "o" / "tables" / "accuracy.csv").read_text().splitlines()
     assert acc[1].startswith("oracle,clear_tool_results,100,")
     assert "set_conf_cr_ddl 0" in written.markdown.read_text()

@@ -46,10 +46,8 @@ def _runs_section(data: Dataset) -> str:
 
 
 def write_report(data: Dataset, out: Path, ks: Sequence[int] = (),
-                 compare: tuple[str, str] | None = None) -> Written:
-    """Compute every cell, write the tables and plots under `out`, return what was written."""
-    from loca.report.plots import all_plots  # matplotlib is imported only to draw
-
+                 compare: tuple[str, str] | None = None, plots: bool = True) -> Written:
+    """Compute every cell, write the tables (and the plots) under `out`, return what was written."""
     if compare:
         strategies = {row.strategy for row in data.rows}
         unknown = [s for s in compare if s not in strategies]
@@ -67,9 +65,13 @@ def write_report(data: Dataset, out: Path, ks: Sequence[int] = (),
         write_text_atomic(out / "tables" / f"{table.name}.csv", table.csv())
         files.append(out / "tables" / f"{table.name}.csv")
     write_text_atomic(out / "tables.tex", "\n".join(t.latex() for t in tables))
-    plots = all_plots(data, cells, out / "plots")
-    images = "\n".join(f"![{p.stem}](plots/{p.name})" for p in plots if p.suffix == ".png")
+    drawn = []
+    if plots:
+        from loca.report.plots import all_plots  # matplotlib is imported only to draw
+
+        drawn = all_plots(data, cells, out / "plots")
+    images = "".join(f"![{p.stem}](plots/{p.name})\n" for p in drawn if p.suffix == ".png")
     markdown = ("# Report\n\n" + _runs_section(data) + "\n## Tables\n\n" +
-                "\n".join(t.markdown() for t in tables) + "\n## Plots\n\n" + images + "\n")
+                "\n".join(t.markdown() for t in tables) + (f"\n## Plots\n\n{images}" if images else ""))
     write_text_atomic(out / "report.md", markdown)
-    return Written(out / "report.md", tables, [*files, out / "tables.tex", *plots, out / "report.md"])
+    return Written(out / "report.md", tables, [*files, out / "tables.tex", *drawn, out / "report.md"])

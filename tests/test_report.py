@@ -147,6 +147,25 @@ def test_compatible_runs_merge_into_rows_and_trials(tmp_path: Path) -> None:
     assert pass_hat == "oracle,react,50,50"  # a: 1 of 2 trials (pass^2 0), b: 2 of 2 (1)
 
 
+def test_damaged_run_files(tmp_path: Path) -> None:
+    """A last line cut off by a kill is left out (that episode counts as missing); anything else
+    that is not the runner's format is a readable refusal."""
+    run = write_run(tmp_path / "r", _grid(["a"], [8000], [0, 1]))
+    log = run / "episodes.jsonl"
+    log.write_text(log.read_text()[:-40])
+    data = load([run])
+    assert [e.record is None for e in data.episodes] == [False, True]
+    log.write_text('{"cut\n' + log.read_text())
+    with pytest.raises(ReportError, match="line 1 is not JSON"):
+        load([run])
+    (run / "manifest.jsonl").write_text('{"episode_id": "x"}\n')
+    with pytest.raises(ReportError, match="line 1 is not a planned episode"):
+        load([run])
+    (run / "run.json").write_text("[1]")
+    with pytest.raises(ReportError, match="no run configuration"):
+        load([run])
+
+
 def test_other_settings_under_one_strategy_name_are_separate_rows(tmp_path: Path) -> None:
     a = write_run(tmp_path / "a", _grid(["a"], [8000], [0]))
     b = write_run(tmp_path / "b", _grid(["a"], [8000], [0]), max_turns=10)
@@ -199,6 +218,23 @@ def test_plots_are_valid_png_and_svg_without_dates(tmp_path: Path) -> None:
         svg = (tmp_path / "o" / "plots" / f"{stem}.svg").read_text()
         assert ET.fromstring(svg).tag.endswith("svg") and "dc:date" not in svg
     assert "cost_vs_accuracy.png" not in plots  # no episode has a cost
+
+
+def test_nested_calls_and_costs_appear_when_recorded(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "r", _grid(["a", "b"], [8000], [0]))
+    log = run / "episodes.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    for r in records:
+        r["metrics"].update(tool_calls_nested=4, cost_usd=0.25)
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    written = write_report(load([run]), tmp_path / "o")
+    tables = {t.name: t for t in written.tables}
+    assert tables["tool_calls"].columns == ["8K", "8K nested", "mean", "mean nested"]
+    assert tables["tool_calls"].rows[0][1][1].value == 4
+    cost = tables["cost_latency"].csv().splitlines()
+    assert cost[0].split(",")[7:9] == ["cost USD", "cost USD / episode"]
+    assert cost[1].split(",")[7:9] == ["0.5", "0.25"]
+    assert (tmp_path / "o" / "plots" / "cost_vs_accuracy.svg").is_file()
 
 
 def test_the_same_runs_give_the_same_bytes(tmp_path: Path) -> None:

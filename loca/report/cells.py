@@ -100,7 +100,7 @@ def make_cell(episodes: Sequence[Episode], key: str, ks: Sequence[int] = ()) -> 
         by_task[e.task][1] += 1
     metrics = [m for e in episodes if (m := e.metrics) is not None]
     finished = [e for e in episodes if e.record is not None]
-    states = Counter(e.record["terminal_state"] if e.record else MISSING for e in episodes)
+    states = Counter(str(e.record.get("terminal_state", "unknown")) if e.record else MISSING for e in episodes)
     trials, pass_k = _pass_k(episodes, ks)
     return Cell(planned=len(episodes), finished=len(finished), measured=len(metrics),
                 accuracy=accuracy({t: (s, n) for t, (s, n) in sorted(by_task.items())}, key),

@@ -20,6 +20,8 @@ from typing import Any
 
 SETTINGS_OUTSIDE_ROWS = ("tasks", "lengths", "seeds", "agent", "strategy", "timeouts")
 """Run settings that pick episodes or only bound waiting; the rest make a row."""
+HEADER_MAX_CHARS = 1 << 20
+"""A trajectory's first line is read up to this size (a header is a few KB)."""
 
 
 class ReportError(ValueError):
@@ -102,7 +104,7 @@ def _json(path: Path) -> Any:
         raise ReportError(f"{path}: cannot be read as JSON ({exc})") from None
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
+def _jsonl(path: Path) -> list[Any]:
     """Lines of a JSONL file; a last line cut off by a kill is left out."""
     if not path.exists():
         return []
@@ -124,29 +126,40 @@ def _header(path: Path) -> dict[str, Any] | None:
     """The header event's payload of a trajectory file, or None when there is none."""
     try:
         with open(path, encoding="utf-8") as fh:
-            event = json.loads(fh.readline())
-    except (OSError, json.JSONDecodeError):
+            event = json.loads(fh.readline(HEADER_MAX_CHARS))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    return event.get("payload") if isinstance(event, dict) and event.get("type") == "header" else None
+    payload = event.get("payload") if isinstance(event, dict) and event.get("type") == "header" else None
+    return payload if isinstance(payload, dict) else None
 
 
 def _versions(root: Path, records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     versions: dict[str, dict[str, Any]] = {"task": {}, "prompt": {}, "format": {}}
     for record in records.values():
-        header = _header(root / record["trajectory"]) if record.get("trajectory") else None
+        trajectory = record.get("trajectory")
+        header = _header(root / trajectory) if isinstance(trajectory, str) else None
         if header is None:
             continue
         found = {("format", "trajectory"): header.get("format")}
         env = header.get("env") or {}
         if "task_version" in env:
-            found["task", env.get("task", record["task"])] = env["task_version"]
+            found["task", str(env.get("task", record.get("task")))] = env["task_version"]
         for prompt in header.get("prompts") or []:
-            found["prompt", prompt["id"]] = prompt["sha256"]
+            found["prompt", str(prompt.get("id"))] = prompt.get("sha256")
         for (kind, name), value in found.items():
             seen = versions[kind].setdefault(name, value)
             if seen != value:
                 raise ReportError(f"{root}: episodes disagree on {kind} {name} ({seen} vs {value})")
     return versions
+
+
+def _plan_entry(path: Path, n: int, entry: Any) -> dict[str, Any]:
+    """A manifest line with the fields a report needs, checked."""
+    try:
+        return {"episode_id": str(entry["episode_id"]), "task": str(entry["task"]),
+                "target_tokens": int(entry["target_tokens"]), "seed": int(entry["seed"])}
+    except (KeyError, TypeError, ValueError):
+        raise ReportError(f"{path}: line {n + 1} is not a planned episode") from None
 
 
 def load_run(root: Path) -> Run:
@@ -155,10 +168,18 @@ def load_run(root: Path) -> Run:
     if not (root / "run.json").is_file() or not (root / "manifest.jsonl").is_file():
         raise ReportError(f"{root} is not a run directory (no run.json and manifest.jsonl)")
     run_json = _json(root / "run.json")
-    planned = _jsonl(root / "manifest.jsonl")
+    config = run_json.get("config") if isinstance(run_json, dict) else None
+    if not isinstance(config, dict):
+        raise ReportError(f"{root / 'run.json'}: no run configuration")
+    manifest = root / "manifest.jsonl"
+    planned = [_plan_entry(manifest, n, e) for n, e in enumerate(_jsonl(manifest))]
     ids = {p["episode_id"] for p in planned}
-    records = {r["episode_id"]: r for r in _jsonl(root / "episodes.jsonl") if r.get("episode_id") in ids}
-    return Run(root, run_json.get("config") or {}, planned, records, _versions(root, records))
+    records = {r["episode_id"]: r for r in _jsonl(root / "episodes.jsonl")
+               if isinstance(r, dict) and r.get("episode_id") in ids}
+    for record in records.values():
+        if not isinstance(record.get("metrics"), dict):
+            record["metrics"] = None
+    return Run(root, config, planned, records, _versions(root, records))
 
 
 def check_compatible(runs: list[Run]) -> None:
@@ -200,8 +221,8 @@ def load(roots: list[Path]) -> Dataset:
     data = Dataset(runs)
     for run, row in zip(runs, _rows(runs)):
         for planned in run.planned:
-            data.episodes.append(Episode(row, planned["task"], int(planned["target_tokens"]),
-                                         int(planned["seed"]), run.records.get(planned["episode_id"])))
+            data.episodes.append(Episode(row, planned["task"], planned["target_tokens"], planned["seed"],
+                                         run.records.get(planned["episode_id"])))
     if not data.episodes:
         raise ReportError("the runs plan no episodes")
     return data

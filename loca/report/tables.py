@@ -54,8 +54,8 @@ def accuracy_table(data: Dataset, cells: Cells) -> Table:
 
 def tool_calls_table(data: Dataset, cells: Cells) -> Table:
     """Mean top-level tool calls, and nested (programmatic) ones in a second column per
-    length where any episode reports them."""
-    nested = any(c.means["tool_calls_nested"] is not None for c in cells.values())
+    length where any episode made some."""
+    nested = any(c.means["tool_calls_nested"] for c in cells.values())
     if not nested:
         return _wide("tool_calls", "Mean tool calls", data, cells, _scaled("tool_calls"))
     lengths: list[int | None] = [*data.lengths, None]

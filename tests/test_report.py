@@ -147,6 +147,20 @@ def test_compatible_runs_merge_into_rows_and_trials(tmp_path: Path) -> None:
     assert pass_hat == "oracle,react,50,50"  # a: 1 of 2 trials (pass^2 0), b: 2 of 2 (1)
 
 
+def test_odd_metrics_show_as_unknown(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "r", _grid(["a"], [8000], [0]))
+    log = run / "episodes.jsonl"
+    record = json.loads(log.read_text())
+    record["metrics"].update(trajectory_tokens="lots", strategy_firings={"x": "y"}, llm_latency=3,
+                             context_series=[{"turn": "a", "predicted": 1}, 5, {"turn": 1, "predicted": 9}])
+    record["success"] = "false"
+    log.write_text(json.dumps(record) + "\n")
+    tables = {t.name: t for t in write_report(load([run]), tmp_path / "o").tables}
+    assert tables["trajectory"].rows[0][1][0].text() == "–"
+    assert tables["accuracy"].rows[0][1][0].value == 0.0
+    assert "strategy_firings" not in tables
+
+
 def test_damaged_run_files(tmp_path: Path) -> None:
     """A last line cut off by a kill is left out (that episode counts as missing); anything else
     that is not the runner's format is a readable refusal."""

@@ -15,22 +15,28 @@ from loca.report.stats import Interval, accuracy, pass_at_k, pass_hat_k
 MISSING = "missing"
 """The terminal-state name of planned episodes that have not finished."""
 
-Getter = Callable[[dict[str, Any]], float | None]
-METRICS: dict[str, Getter] = {
-    "trajectory_tokens": lambda m: m.get("trajectory_tokens"),
-    "tool_calls": lambda m: m.get("tool_calls"),
-    "tool_calls_nested": lambda m: m.get("tool_calls_nested"),
-    "tool_output_tokens": lambda m: m.get("tool_output_tokens"),
-    "peak_request_tokens": lambda m: m.get("peak_request_tokens"),
-    "turns": lambda m: m.get("turns"),
-    "input_tokens": lambda m: m.get("input_tokens"),
-    "output_tokens": lambda m: m.get("output_tokens"),
-    "cost_usd": lambda m: m.get("cost_usd"),
-    "llm_s": lambda m: (m.get("llm_latency") or {}).get("sum_s"),
-    "tool_s": lambda m: (m.get("tool_latency") or {}).get("sum_s"),
+METRICS: dict[str, tuple[str, ...]] = {
+    "trajectory_tokens": ("trajectory_tokens",), "tool_calls": ("tool_calls",),
+    "tool_calls_nested": ("tool_calls_nested",), "tool_output_tokens": ("tool_output_tokens",),
+    "peak_request_tokens": ("peak_request_tokens",), "turns": ("turns",), "input_tokens": ("input_tokens",),
+    "output_tokens": ("output_tokens",), "cost_usd": ("cost_usd",), "llm_s": ("llm_latency", "sum_s"),
+    "tool_s": ("tool_latency", "sum_s"),
 }
-"""Episode metrics averaged per cell; a cell's mean is None unless every episode with metrics
-has the figure (a mean over some of them would mislead, costs above all)."""
+"""Episode metrics averaged per cell, by their path in the record's `metrics`; a cell's mean is
+None unless every episode with metrics has the figure (a mean over some of them would mislead,
+costs above all)."""
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float; anything else (null, text, true) as None."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def figure(metrics: dict[str, Any], path: tuple[str, ...]) -> float | None:
+    value: Any = metrics
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return number(value)
 
 
 @dataclass(frozen=True)
@@ -63,8 +69,8 @@ class Cell:
 
 def _means(metrics: list[dict[str, Any]]) -> dict[str, float | None]:
     means: dict[str, float | None] = {}
-    for name, get in METRICS.items():
-        values = [get(m) for m in metrics]
+    for name, path in METRICS.items():
+        values = [figure(m, path) for m in metrics]
         means[name] = sum(v for v in values if v is not None) / len(values) \
             if values and all(v is not None for v in values) else None
     return means
@@ -73,7 +79,9 @@ def _means(metrics: list[dict[str, Any]]) -> dict[str, float | None]:
 def _per_episode(metrics: list[dict[str, Any]], key: str) -> dict[str, float]:
     total: Counter[str] = Counter()
     for m in metrics:
-        total.update(m.get(key) or {})
+        counts = m.get(key)
+        if isinstance(counts, dict):
+            total.update({str(k): n for k, v in counts.items() if (n := number(v)) is not None})
     return {name: total[name] / len(metrics) for name in sorted(total)} if metrics else {}
 
 

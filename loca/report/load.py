@@ -54,7 +54,7 @@ class Episode:
 
     @property
     def success(self) -> bool:
-        return self.record is not None and bool(self.record.get("success"))
+        return self.record is not None and self.record.get("success") is True
 
     @property
     def metrics(self) -> dict[str, Any] | None:

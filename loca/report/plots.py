@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from loca.report.cells import MISSING
+from loca.report.cells import MISSING, number
 from loca.report.load import Dataset
 from loca.report.tables import Cells, heading
 
@@ -43,6 +43,12 @@ def _length_axis(ax: Axes, lengths: Sequence[int]) -> None:
     ax.grid(True, alpha=0.3)
 
 
+def _legend(ax: Axes) -> None:
+    """A legend, when something was drawn."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+
+
 def _figure(width: float = 6.4, height: float = 4.0) -> Figure:
     with rc_context(_STYLE):
         return Figure(figsize=(width, height))
@@ -62,7 +68,7 @@ def accuracy_plot(data: Dataset, cells: Cells, out: Path) -> list[Path]:
         _length_axis(ax, data.lengths)
         ax.set_ylim(-2, 102)
         ax.set_ylabel("accuracy (%), 95% CI")
-        ax.legend(fontsize=8)
+        _legend(ax)
     return _save(fig, out, "accuracy")
 
 
@@ -79,20 +85,23 @@ def metric_plot(data: Dataset, cells: Cells, out: Path, name: str, metric: str, 
                 ax.plot(*zip(*points), marker="o", label=row.label)
         _length_axis(ax, data.lengths)
         ax.set_ylabel(ylabel)
-        ax.legend(fontsize=8)
+        _legend(ax)
     return _save(fig, out, name)
 
 
-def _turn_stats(series: list[list[dict]]) -> tuple[list[int], np.ndarray, list[int]]:
+def _turn_stats(series: list[list[dict[str, Any]]]) -> tuple[list[int], np.ndarray, list[int]]:
     """Turns, their (25th, 50th, 75th) percentiles of the request size, and the turns at which
     a strategy fired in some episode."""
     by_turn: dict[int, list[float]] = defaultdict(list)
     fired: set[int] = set()
     for episode in series:
         for point in episode:
-            by_turn[point["turn"]].append(point["predicted"])
+            turn, size = number(point.get("turn")), number(point.get("predicted"))
+            if turn is None or size is None:
+                continue
+            by_turn[int(turn)].append(size)
             if point.get("fired"):
-                fired.add(point["turn"])
+                fired.add(int(turn))
     turns = sorted(by_turn)
     quartiles = np.array([np.percentile(by_turn[t], [25, 50, 75]) for t in turns]).reshape(-1, 3)
     return turns, quartiles, sorted(fired)
@@ -111,10 +120,11 @@ def context_plot(data: Dataset, out: Path) -> list[Path]:
             ax = axes[i // cols][i % cols]
             for k, row in enumerate(data.rows):
                 color = f"C{k % 8}"
-                series = [m.get("context_series") or [] for e in data.of(row, n) if (m := e.metrics)]
-                if not any(series):
-                    continue
+                series = [[p for p in m.get("context_series") or [] if isinstance(p, dict)]
+                          for e in data.of(row, n) if (m := e.metrics) and isinstance(m.get("context_series"), list)]
                 turns, q, fired = _turn_stats(series)
+                if not turns:
+                    continue
                 ax.plot(turns, q[:, 1] / 1000, color=color, label=row.label if i == 0 else None)
                 ax.fill_between(turns, q[:, 0] / 1000, q[:, 2] / 1000, color=color, alpha=0.15, linewidth=0)
                 at = [turns.index(t) for t in fired]
@@ -126,7 +136,8 @@ def context_plot(data: Dataset, out: Path) -> list[Path]:
             ax.grid(True, alpha=0.3)
         for j in range(len(lengths), rows_n * cols):
             axes[j // cols][j % cols].set_visible(False)
-        fig.legend(loc="lower center", ncol=min(3, len(data.rows)), fontsize=8, bbox_to_anchor=(0.5, 1.0))
+        if fig.axes[0].get_legend_handles_labels()[0]:
+            fig.legend(loc="lower center", ncol=min(3, len(data.rows)), fontsize=8, bbox_to_anchor=(0.5, 1.0))
         fig.tight_layout()
     return _save(fig, out, "context_per_turn")
 
@@ -165,7 +176,7 @@ def cost_plot(data: Dataset, cells: Cells, out: Path) -> list[Path]:
         ax.set_xlabel("mean cost per episode (USD)")
         ax.set_ylabel("accuracy (%)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        _legend(ax)
     return _save(fig, out, "cost_vs_accuracy")
 
 

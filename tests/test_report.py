@@ -185,6 +185,20 @@ def test_other_settings_under_one_strategy_name_are_separate_rows(tmp_path: Path
     b = write_run(tmp_path / "b", _grid(["a"], [8000], [0]), max_turns=10)
     strategies = [r.strategy for r in load([a, b]).rows]
     assert len(set(strategies)) == 2 and all(s.startswith("react [") for s in strategies)
+    run_json = json.loads((b / "run.json").read_text())
+    run_json["config"].update(max_turns=300, added_later=None)  # an unset setting tells nothing apart
+    (b / "run.json").write_text(json.dumps(run_json))
+    assert [r.strategy for r in load([a, b]).rows] == ["react"]
+
+
+def test_a_plan_may_name_each_episode_s_strategy(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "r", _grid(["a", "b"], [8000], [0, 1]))
+    manifest = [json.loads(line) for line in (run / "manifest.jsonl").read_text().splitlines()]
+    for entry in manifest[::2]:
+        entry["strategy"] = "compaction"
+    (run / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
+    data = load([run])
+    assert [(r.label, len(data.of(r))) for r in data.rows] == [("oracle · compaction", 2), ("oracle · react", 2)]
 
 
 # --- tables, plots, determinism -----------------------------------------------------------------

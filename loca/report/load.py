@@ -157,7 +157,8 @@ def _plan_entry(path: Path, n: int, entry: Any) -> dict[str, Any]:
     """A manifest line with the fields a report needs, checked."""
     try:
         return {"episode_id": str(entry["episode_id"]), "task": str(entry["task"]),
-                "target_tokens": int(entry["target_tokens"]), "seed": int(entry["seed"])}
+                "target_tokens": int(entry["target_tokens"]), "seed": int(entry["seed"]),
+                **{k: str(entry[k]) for k in ("agent", "strategy") if entry.get(k) is not None}}
     except (KeyError, TypeError, ValueError):
         raise ReportError(f"{path}: line {n + 1} is not a planned episode") from None
 
@@ -195,20 +196,36 @@ def check_compatible(runs: list[Run]) -> None:
         raise ReportError("runs not comparable, not merged: " + "; ".join(problems))
 
 
+def _set(value: Any) -> Any:
+    """Settings without their unset (null) entries, so that a setting added later with no default
+    does not tell two runs apart."""
+    if isinstance(value, dict):
+        return {k: _set(v) for k, v in value.items() if v is not None}
+    return value
+
+
 def _settings_digest(config: dict[str, Any]) -> str:
-    settings = {k: v for k, v in config.items() if k not in SETTINGS_OUTSIDE_ROWS}
+    settings = _set({k: v for k, v in config.items() if k not in SETTINGS_OUTSIDE_ROWS})
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
 
 
-def _rows(runs: list[Run]) -> list[Row]:
-    """Each run's row; a strategy name run with several settings gets the settings' digest."""
-    names = [(str(run.config.get("agent", "?")), str(run.config.get("strategy", "react"))) for run in runs]
+def _named(run: Run, planned: dict[str, Any]) -> tuple[str, str]:
+    """(model, strategy) of a planned episode: its own, else the run's."""
+    return (planned.get("agent") or str(run.config.get("agent", "?")),
+            planned.get("strategy") or str(run.config.get("strategy", "react")))
+
+
+def _rows(runs: list[Run]) -> dict[tuple[int, str, str], Row]:
+    """The row of each (run, model, strategy); a model and strategy name run with other
+    settings in another run gets the settings' digest."""
     digests = [_settings_digest(run.config) for run in runs]
     variants: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for name, digest in zip(names, digests):
-        variants[name].add(digest)
-    return [Row(model, strategy if len(variants[model, strategy]) == 1 else f"{strategy} [{digest}]")
-            for (model, strategy), digest in zip(names, digests)]
+    for i, run in enumerate(runs):
+        for planned in run.planned:
+            variants[_named(run, planned)].add(digests[i])
+    return {(i, model, strategy): Row(model, strategy if len(variants[model, strategy]) == 1
+                                      else f"{strategy} [{digests[i]}]")
+            for i, run in enumerate(runs) for model, strategy in {_named(run, p) for p in run.planned}}
 
 
 def load(roots: list[Path]) -> Dataset:
@@ -219,9 +236,11 @@ def load(roots: list[Path]) -> Dataset:
     runs = [load_run(root) for root in unique]
     check_compatible(runs)
     data = Dataset(runs)
-    for run, row in zip(runs, _rows(runs)):
+    rows = _rows(runs)
+    for i, run in enumerate(runs):
         for planned in run.planned:
-            data.episodes.append(Episode(row, planned["task"], planned["target_tokens"], planned["seed"],
+            data.episodes.append(Episode(rows[(i, *_named(run, planned))], planned["task"],
+                                         planned["target_tokens"], planned["seed"],
                                          run.records.get(planned["episode_id"])))
     if not data.episodes:
         raise ReportError("the runs plan no episodes")

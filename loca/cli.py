@@ -375,6 +375,32 @@ def run(
                   f"{100 * summary['max_length_deviation']:.1f}%; results in {out}")
 
 
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run directories to merge")],
+    out: Annotated[Path | None, typer.Option(
+        help="report folder (default: RUN_DIR/report for one run; needed for several)")] = None,
+    trials_k: Annotated[list[int] | None, typer.Option(
+        "--trials-k", min=1, help="k of pass@k and pass^k (repeat); default 1 and the most trials")] = None,
+    compare: Annotated[tuple[str, str] | None, typer.Option(
+        metavar="A B", help="paired bootstrap of strategy A's accuracy minus strategy B's")] = None,
+) -> None:
+    """Tables (Markdown, CSV, LaTeX) and plots (PNG, SVG) of one or more runs, merged when their
+    task, checker and prompt versions agree (exit 2 otherwise)."""
+    from loca.report import ReportError, load, write_report
+
+    if out is None and len(set(run_dirs)) > 1:
+        raise typer.BadParameter("several run directories need --out")
+    try:
+        written = write_report(load(run_dirs), out or run_dirs[0] / "report", trials_k or (), compare)
+    except ReportError as exc:
+        complain(f"loca: error: {exc}")
+        raise typer.Exit(2) from None
+    typer.echo(written.tables[0].markdown())
+    say(f"{len(written.tables)} tables and {sum(p.suffix == '.png' for p in written.files)} plots; "
+        f"report in {written.markdown}")
+
+
 def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:
     """Per episode: the largest request, the trajectory it stood for, and the strategies' work."""
     table = _table("task", "length", "seed", "peak request", "trajectory",

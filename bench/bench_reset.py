@@ -3,11 +3,12 @@
     python bench/bench_reset.py                 # every task; print the section
     python bench/bench_reset.py --write         # also put it in bench/RESULTS.md
 
-Figures: the first and a later 8K reset in fresh processes (warm and cold user cache, imports
-excluded), medians over `--processes` processes; per task, resets at 8K and 256K for the table
-seeds 0-4 and for seeds 100-119 (in no table), and over seeds 100-119 at 8K, 64K and 256K the
-builds per world and the largest deviation from the target (`bench_gym.py --write` includes
-this section)."""
+Figures: the first and a later 8K reset in fresh processes (imports excluded; the user cache
+warm with the world cached, warm with the world cache off, and cold), medians over
+`--processes` processes; per task, with the world cache off, resets at 8K and 256K for the
+table seeds 0-4 and for seeds 100-119 (in no table), and over seeds 100-119 at 8K, 64K and 256K
+the builds per world and the largest deviation from the target (`bench_gym.py --write`
+includes this section)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import envs  # noqa: F401  (registers the gym ids)
 from envs.core.env import LocaEnv
 from envs.core.errors import EnvSetupError
 from envs.core.registry import tasks
+from loca.core.world_cache import LIMIT_ENV
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
@@ -58,9 +60,10 @@ print(json.dumps({"imports": imported - started, "first": times[0], "later": sor
 """
 
 
-def fresh_process(task: str, length: str, seed: int, cache: str | None) -> dict[str, float]:
+def fresh_process(task: str, length: str, seed: int, cache: str | None,
+                  world_cache: bool) -> dict[str, float]:
     """One fresh process: its imports, first reset and median later reset (seconds)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), LIMIT_ENV: "" if world_cache else "0"}
     if cache is not None:
         env["LOCA_CACHE_DIR"] = cache
     out = subprocess.run([sys.executable, "-c", _CHILD, task, length, str(seed)], env=env, cwd=REPO,
@@ -74,15 +77,19 @@ def first_reset_lines(task: str, processes: int) -> list[str]:
              f"median of {processes} processes):", "",
              "| user cache | imports s | first reset s | of which warm-up s | later reset s | first - later s |",
              "|---|---|---|---|---|---|"]
-    for label in ("warm", "cold (empty)"):
-        runs = []
-        for _ in range(processes):
-            with tempfile.TemporaryDirectory(prefix="loca-cache-") as cold:
-                runs.append(fresh_process(task, "8k", 0, None if label == "warm" else cold))
-        med = {k: statistics.median(r[k] for r in runs) for k in ("imports", "first", "warm_up", "later")}
-        gap = statistics.median(r["first"] - r["later"] for r in runs)
-        lines.append(f"| {label} | {med['imports']:.2f} | {med['first']:.3f} | {med['warm_up']:.3f} | "
-                     f"{med['later']:.3f} | {gap:.3f} |")
+    with tempfile.TemporaryDirectory(prefix="loca-cache-") as warm:
+        fresh_process(task, "8k", 0, warm, world_cache=True)  # fills the user and world caches
+        rows = {"warm, world cached": (warm, True), "warm, world cache off": (warm, False),
+                "cold (empty), world cache off": (None, False)}
+        for label, (cache, worlds) in rows.items():
+            runs = []
+            for _ in range(processes):
+                with tempfile.TemporaryDirectory(prefix="loca-cache-") as cold:
+                    runs.append(fresh_process(task, "8k", 0, cache or cold, worlds))
+            med = {k: statistics.median(r[k] for r in runs) for k in ("imports", "first", "warm_up", "later")}
+            gap = statistics.median(r["first"] - r["later"] for r in runs)
+            lines.append(f"| {label} | {med['imports']:.2f} | {med['first']:.3f} | {med['warm_up']:.3f} | "
+                         f"{med['later']:.3f} | {gap:.3f} |")
     return lines
 
 
@@ -90,8 +97,9 @@ Rows = dict[tuple[str, str], list[tuple[float, int, float]]]
 
 
 def sweep(task: str) -> tuple[Rows, list[str]]:
-    """(tier, "table"|"unseen") -> [(reset seconds, builds, deviation)] in one warm process,
-    and the resets that failed."""
+    """(tier, "table"|"unseen") -> [(reset seconds, builds, deviation)] in one warm process
+    with the world cache off (every world built), and the resets that failed."""
+    os.environ[LIMIT_ENV] = "0"
     failures: list[str] = []
     env = LocaEnv(task)
     env.reset(seed=0)  # the process's one-time work, measured by `first_reset_lines`

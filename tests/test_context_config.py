@@ -68,7 +68,21 @@ def test_budget_terms_and_triggers() -> None:
     ({"strategies": {"compaction": {"prompt": "system/react@1"}}}, "not a compaction prompt"),
     ({"strategies": {"compaction": {"preamble": "compaction/preamble@9"}}}, "unknown prompt"),
     ({"strategies": {"compaction": {"colour": "red"}}}, "Extra inputs are not permitted"),
-    ({"strategies": {"memory": {}}}, "Extra inputs are not permitted"),
+    ({"strategies": {"memory": {"colour": "red"}}}, "Extra inputs are not permitted"),
+    ({"strategies": {"memory": {"warning": "on"}}}, "warning: on needs a reset strategy"),
+    ({"strategies": {"memory": {"warning": "on"}, "clear_thinking": {}}},
+     "warning: on needs a reset strategy"),
+    ({"strategies": {"memory": {"warn_fraction": 1.0}, "compaction": {}}}, "less than 1"),
+    ({"strategies": {"memory": {"warn_fraction": 0}, "compaction": {}}}, "greater than 0"),
+    ({"strategies": {"memory": {"warning": "sometimes"}}}, "'auto', 'on' or 'off'"),
+    ({"strategies": {"memory": {"protocol": "ptc/description@1"}}}, "not a memory prompt"),
+    ({"strategies": {"memory": {"naming": "fancy"}}}, "'plain' or 'paper'"),
+    ({"strategies": {"ptc": {"default_timeout_s": 121}}}, "less than or equal to 120"),
+    ({"strategies": {"ptc": {"max_timeout_s": 30}}}, "default_timeout_s=60 is above"),
+    ({"strategies": {"ptc": {"max_nested_calls": 0}}}, "greater than or equal to 1"),
+    ({"strategies": {"ptc": {"direct_tools": "some"}}}, "'all' or 'none'"),
+    ({"strategies": {"ptc": {"sandbox": "off"}}}, "'auto', 'strong' or 'weak'"),
+    ({"strategies": {"ptc": {"description": "memory/protocol@1"}}}, "not a ptc prompt"),
     ({"window": 5}, "Extra inputs are not permitted"),
 ])
 def test_each_validation_rule_refuses(kwargs: dict[str, Any], match: str) -> None:
@@ -121,8 +135,7 @@ def test_strategy_names() -> None:
     every = choose("awareness+compaction+clear_tool_results+clear_thinking").context
     assert every.enabled() == ("clear_thinking", "clear_tool_results", "compaction", "awareness")
     for spec, match in [("clear_tool_results+clear_tool_results", "twice"),
-                        ("memory+clear_tool_results", "memory tool.*not available yet"),
-                        ("paper+ptc", "programmatic tool calling.*not available yet"),
+                        ("memory+ptc+ptc", "names ptc twice"),
                         ("react+compaction", "combines with none"),
                         ("clear_tool_results+", "empty name"),
                         ("summarise", "unknown strategy 'summarise'")]:

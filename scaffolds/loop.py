@@ -296,7 +296,8 @@ class _Episode:
             "view_hash": prepared.view_hash, "predicted_tokens": prepared.predicted,
             "view_messages": len(prepared.messages), "fired": list(prepared.fired),
         })
-        messages = tuple(ledger.messages) if self.context_blind else prepared.messages
+        messages = tuple(m for m in ledger.messages if m.parent_call_id is None) \
+            if self.context_blind else prepared.messages
         request = GenerateRequest(messages=messages, tools=self.tools,
                                   sampling=self.config.sampling,
                                   predicted_input_tokens=prepared.predicted)

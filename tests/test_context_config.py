@@ -156,6 +156,14 @@ def test_paper_preset() -> None:
     assert (s.clear_thinking.keep_last_turns, s.compaction.temperature) == (1, 0.7)
     assert (s.awareness.keep_notes, s.awareness.budget_shown) == ("all", "window")
     assert choose("paper").context.enabled() == ()
+    harness = choose("paper+memory+ptc+clear_tool_results").context
+    assert harness.label == "clear_tool_results+memory+ptc"
+    memory, ptc = harness.strategies.memory, harness.strategies.ptc
+    assert memory and ptc and (memory.warn_fraction, memory.naming, ptc.naming) == \
+        (0.5, "paper", "paper")
+    assert harness.strategies.memory_warning()
+    plain = choose("memory+ptc").context.strategies
+    assert plain.memory and plain.memory.warn_fraction == 0.8 and not plain.memory_warning()
 
 
 def test_config_files(tmp_path: Path) -> None:

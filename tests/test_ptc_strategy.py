@@ -31,8 +31,8 @@ class CountingEnv(FakeEnv):
     TOOLS = [*FakeEnv.TOOLS, {"name": "bump", "description": "Add one to the counter.",
                               "parameters": NO_ARGS}]
 
-    def __init__(self, world_dir: Path) -> None:
-        super().__init__()
+    def __init__(self, world_dir: Path, **options: Any) -> None:
+        super().__init__(**options)
         self.world_dir = world_dir
         self.count = 0
 
@@ -235,4 +235,17 @@ async def test_direct_tools_none_and_paper_names(world_dir: Path, tmp_path: Path
     assert report(trajectory)["stdout"] == "{'count': 1}\n"
     (refused,) = [m for m in trajectory.messages if m.call_id == "direct" and m.role == "tool"]
     assert refused.is_error and "there is no tool named 'bump'" in (refused.content or "")
+    assert env.count == 1
+
+
+@pytest.mark.asyncio
+async def test_a_nested_infrastructure_failure_ends_the_episode(world_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    env = CountingEnv(world_dir, infra_tool="read_note")
+    code = "tools.bump()\ntools.read_note(id=1)\nprint('not reached')\n"
+    result, trajectory = await play(env, tmp_path, {}, code_turn(code), done_turn())
+    assert result.terminal_state == "tool_infra_error"
+    assert "read_note server crashed" in (result.error.message if result.error else "")
+    (answer,) = [m for m in trajectory.messages if m.call_id == "run" and m.role == "tool"]
+    assert answer.is_error and "Tool infrastructure failure" in (answer.content or "")
     assert env.count == 1

@@ -180,6 +180,9 @@ class _Run:
             await _kill(proc)
             read_t.close()
             write_t.close()
+        failure = _failure(ended) or _failure(serve)
+        if failure is not None:  # a nested call's infrastructure failure ends the episode
+            raise failure
         return not done, proc.returncode
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -201,6 +204,9 @@ class _Run:
             if op == "done":
                 self.final = message
                 continue
+            if op != "call":
+                self.protocol_error = f"a request with the unknown op {op!r}"
+                return
             answer = await self._answer(message.get("name"), message.get("arguments"))
             try:
                 writer.write((json.dumps(answer, ensure_ascii=False) + "\n").encode("utf-8"))
@@ -273,6 +279,13 @@ def _data(structured: Any, text: str) -> Any:
 
 def _status(code: int | None) -> str:
     return "unknown" if code is None else str(128 - code if code < 0 else code)
+
+
+def _failure(task: asyncio.Future[None]) -> BaseException | None:
+    """The exception a finished task raised (retrieving it), else None."""
+    if not task.done() or task.cancelled():
+        return None
+    return task.exception()
 
 
 async def _both(serve: asyncio.Future[None], proc: asyncio.subprocess.Process) -> None:

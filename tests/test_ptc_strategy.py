@@ -249,3 +249,16 @@ async def test_a_nested_infrastructure_failure_ends_the_episode(world_dir: Path,
     (answer,) = [m for m in trajectory.messages if m.call_id == "run" and m.role == "tool"]
     assert answer.is_error and "Tool infrastructure failure" in (answer.content or "")
     assert env.count == 1
+
+
+@pytest.mark.asyncio
+async def test_without_a_world_the_call_is_an_error_result(tmp_path: Path) -> None:
+    context = ContextConfig.model_validate({"strategies": {"ptc": {}}})
+    result = await AgentLoop(FakeEnv(), ScriptedClient(sequence=[code_turn("print(1)"),
+                                                                  done_turn()]),
+                             AgentConfig(context=context)).run(0, None, tmp_path)
+    trajectory = read_trajectory(Path(result.trajectory_path))
+    (answer,) = [m for m in trajectory.messages if m.call_id == "run" and m.role == "tool"]
+    assert answer.is_error and (answer.content or "").startswith(
+        "Error [FAILED_PRECONDITION]: code_execution: no world to run code in: /tmp/fake-world")
+    assert result.terminal_state == "claimed_done"

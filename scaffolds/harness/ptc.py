@@ -75,7 +75,9 @@ def code_execution_tool(config: PtcConfig, hub: ToolHub, allowed: Sequence[Mappi
             return ToolOutcome(error_text("INVALID_ARGUMENT", name, problem), is_error=True,
                                server=SERVER)
         try:
-            world = World.load(world_dir or "")
+            if world_dir is None:
+                raise WorldError("the environment names no world folder (info['world_dir'])")
+            world = World.load(world_dir)
             run = _Run(config, hub, names, call_id, turn)
             report = await run.execute(world, arguments["code"],
                                        arguments.get("timeout_s") or config.default_timeout_s)

@@ -19,7 +19,6 @@ from typing import Any
 
 from envs.core.errors import EnvSetupError, ToolInfraError
 from loca.core.tokens import schema_tokens
-from scaffolds.accounting import message_tokens
 from scaffolds.clients.base import (
     GenerateRequest,
     GenerateResult,
@@ -29,6 +28,7 @@ from scaffolds.clients.base import (
 from scaffolds.config import AgentConfig
 from scaffolds.context import ContextPipeline, Overflow
 from scaffolds.context.compose import prompt_ids
+from scaffolds.harness.hub import LIMIT_PROMPT, ToolHub, count_tokens
 from scaffolds.ledger import TRAJECTORY_FILE, Ledger
 from scaffolds.messages import (
     Message,
@@ -44,11 +44,8 @@ from scaffolds.result import AGENT_STATES, EpisodeError, EpisodeResult, Terminal
 TRAJECTORY_FORMAT = "loca.trajectory/1"
 FINAL_TEXT_TOOL = "__final__"
 NUDGE_PROMPT = "nudge/text_reply@1"
-LIMIT_PROMPT = "limit/tool_calls@1"
 ENDED_TEXT = "Not executed: the episode already ended."
 REPEATED_TERMINAL_TEXT = "Not executed: the completion tool was already called in this turn."
-LARGE_CONTENT_CHARS = 50_000
-"""Tool outputs longer than this are tokenised in a worker thread."""
 ENV_INFO_KEYS = ("task", "task_version", "seed", "params", "target_tokens",
                  "env_description_tokens", "builds", "world_hash", "world_dir", "terminal_tool",
                  "tool_count", "tools_tokens")
@@ -124,8 +121,7 @@ class _Episode:
         self.terminal_tool = ""
         self.tools_tokens = 0
         self.env_info: dict[str, Any] = {}
-        self.executed = 0
-        """Executed calls counted against `max_tool_calls` (the terminal tool is exempt)."""
+        self.hub: ToolHub
         self.batch: _Batch | None = None
         self.in_flight: dict[str, Any] | None = None
         self.timings: dict[str, float] = {}
@@ -193,11 +189,14 @@ class _Episode:
         if not isinstance(terminal, str) or terminal not in names:
             raise EnvSetupError(f"terminal tool {terminal!r} is not among the tools {names}")
         self.instruction = obs
-        self.tools = [dict(t) for t in tools]
-        self.tool_names = frozenset(names)
         self.terminal_tool = terminal
         self.env_info = {k: (str(info[k]) if isinstance(info[k], Path) else info[k])
                          for k in ENV_INFO_KEYS if k in info}
+        world_dir = info.get("world_dir")
+        self.hub = ToolHub(self.env, tools, terminal, self.config, self.episode_dir,
+                           str(world_dir) if world_dir is not None else None)
+        self.tools = self.hub.tools
+        self.tool_names = self.hub.names
 
     def _prompts_used(self) -> list[dict[str, Any]]:
         ids = [self.config.system_prompt, LIMIT_PROMPT]
@@ -233,7 +232,9 @@ class _Episode:
                                   turn=0)
         ledger.append_message(user_message([self.instruction, *self.context.suffixes(
             "task_message")], "task"), turn=0)
-        self.tools_tokens = self.env_info.get("tools_tokens") or schema_tokens(self.tools)
+        self.hub.ledger = ledger
+        env_tokens = None if self.hub.changed else self.env_info.get("tools_tokens")
+        self.tools_tokens = env_tokens or schema_tokens(self.tools)
         ledger.record("tools", {"tools": self.tools, "tokens": self.tools_tokens,
                                 "terminal_tool": self.terminal_tool})
         ledger.commit()
@@ -295,7 +296,8 @@ class _Episode:
             "view_hash": prepared.view_hash, "predicted_tokens": prepared.predicted,
             "view_messages": len(prepared.messages), "fired": list(prepared.fired),
         })
-        messages = tuple(ledger.messages) if self.context_blind else prepared.messages
+        messages = tuple(m for m in ledger.messages if m.parent_call_id is None) \
+            if self.context_blind else prepared.messages
         request = GenerateRequest(messages=messages, tools=self.tools,
                                   sampling=self.config.sampling,
                                   predicted_input_tokens=prepared.predicted)
@@ -319,6 +321,7 @@ class _Episode:
         terminal_at: int | None = None
         ended: _Step | None = None
         skipped_by_limit = 0
+        nested_skipped = self.hub.nested_skipped
         for index, call in enumerate(calls):
             rejection = self._rejection(call, finish_reason)
             if ended is not None:
@@ -330,12 +333,12 @@ class _Episode:
                     terminal_at = index
                 else:
                     self._synthetic(batch, index, call, "skipped", REPEATED_TERMINAL_TEXT)
-            elif self.executed >= self.limits.max_tool_calls:
+            elif self.hub.executed >= self.limits.max_tool_calls:
                 skipped_by_limit += 1
                 self._synthetic(batch, index, call, "skipped",
                                 get_prompt(LIMIT_PROMPT).render(limit=self.limits.max_tool_calls))
             else:
-                self.executed += 1
+                self.hub.executed += 1
                 step = await self._execute(batch, index, call)
                 if step.terminated:
                     ended = step
@@ -349,6 +352,7 @@ class _Episode:
         if ended is not None:
             return _Outcome("claimed_done", graded=True, reward=ended.reward,
                             verdict=ended.verdict)
+        skipped_by_limit += self.hub.nested_skipped - nested_skipped
         if skipped_by_limit:
             self.ledger.record("limit", {"limit": "max_tool_calls",
                                          "value": self.limits.max_tool_calls,
@@ -360,30 +364,20 @@ class _Episode:
         batch.in_flight, batch.in_flight_since = index, time.monotonic()
         self.in_flight = {"kind": "tool", "turn": batch.turn, "call_id": call.call_id,
                           "name": call.name}
-        action = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
-        timeout = asyncio.timeout(self.limits.tool_timeout_s)
-        try:
-            async with timeout:
-                obs, reward, terminated, _truncated, info = await self.env.astep(action)
-        except TimeoutError as exc:
-            if timeout.expired():
-                raise ToolInfraError(f"tool {call.name!r} did not answer within "
-                                     f"{self.limits.tool_timeout_s} s") from exc
-            raise
+        outcome = await self.hub.call(call.call_id, call.name, call.arguments or {}, batch.turn)
         latency = time.monotonic() - batch.in_flight_since
         batch.in_flight, self.in_flight = None, None
-        message = tool_message(call.call_id, call.name, obs if isinstance(obs, str) else str(obs),
-                               is_error=bool(info.get("is_error")),
-                               structured=info.get("structured"))
-        tokens = await _count_tokens(message)
+        message = tool_message(call.call_id, call.name, outcome.text, is_error=outcome.is_error,
+                               structured=outcome.structured)
+        tokens = await count_tokens(message)
         self.ledger.record("tool_exec", {
             "turn": batch.turn, "call_id": call.call_id, "name": call.name, "status": "executed",
             "is_error": message.is_error, "latency_s": latency, "output_tokens": tokens,
-            "server": info.get("server"), "terminated": bool(terminated),
+            "server": outcome.server, "terminated": outcome.terminated,
         })
         batch.results[index] = (message, tokens)
-        verdict = _verdict_dict(info["verdict"]) if terminated and "verdict" in info else None
-        return _Step(bool(terminated), float(reward), verdict)
+        verdict = _verdict_dict(outcome.verdict) if outcome.verdict is not None else None
+        return _Step(outcome.terminated, outcome.reward, verdict)
 
     def _synthetic(self, batch: _Batch, index: int, call: ToolCallPart, status: str,
                    text: str) -> None:
@@ -510,12 +504,6 @@ class _Episode:
             timings=self.timings, config_hash=self.config.config_hash(),
             prompts=self._prompts_used(), trajectory_path=str(ledger.path),
         )
-
-
-async def _count_tokens(message: Message) -> int:
-    if len(message.content or "") > LARGE_CONTENT_CHARS:
-        return await asyncio.to_thread(message_tokens, message)
-    return message_tokens(message)
 
 
 def _verdict_dict(verdict: Any) -> dict[str, Any]:

@@ -159,9 +159,10 @@ def assistant_message(text: str | None = None, tool_calls: Iterable[ToolCallPart
 
 
 def tool_message(call_id: str, name: str, content: str, *, is_error: bool = False,
-                 origin: Origin = "tool", structured: Any = None) -> Message:
+                 origin: Origin = "tool", structured: Any = None,
+                 parent_call_id: str | None = None) -> Message:
     return Message(role="tool", origin=origin, call_id=call_id, name=name, content=content,
-                   is_error=is_error, structured=structured)
+                   is_error=is_error, structured=structured, parent_call_id=parent_call_id)
 
 
 def normalize_call_ids(message: Message, turn: int, seen: set[str]) -> Message:

@@ -54,10 +54,14 @@ class EpisodeMetrics(BaseModel):
     unless every call has one, since a partial sum would understate it."""
     tool_calls: int = 0
     """Executed top-level calls, terminal tool and error results included."""
+    tool_calls_nested: int = 0
+    """Executed calls made by code through `code_execution` (counted apart from `tool_calls`)."""
     tool_calls_invalid: int = 0
     tool_calls_skipped: int = 0
     tool_calls_by_name: dict[str, int] = {}
     tool_output_tokens: int = 0
+    tool_output_tokens_nested: int = 0
+    """Outputs of nested calls; they reach the model only through what the code reports."""
     trajectory_tokens: int = 0
     """Tools + every message in its full form: the context size had nothing been removed."""
     trajectory_tokens_core: int = 0
@@ -72,6 +76,7 @@ class EpisodeMetrics(BaseModel):
     truncation_drops: int = 0
     """Messages hard truncation took out of the view."""
     awareness_notes: int = 0
+    memory_warnings: int = 0
     context_series: list[dict[str, Any]] = []
     """Per main call: `turn`, `predicted` (P), `view_messages`, `fired` (strategies)."""
     nudges: int = 0
@@ -99,6 +104,8 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
         if kind == "tools":
             m.trajectory_tokens += p["tokens"]
             m.trajectory_tokens_core += p["tokens"]
+        elif kind == "message" and p.get("parent_call_id") is not None:
+            m.tool_output_tokens_nested += p["tokens"]
         elif kind == "message":
             m.trajectory_tokens += p["tokens"]
             if not p["origin"].startswith(_HARNESS_ORIGIN_PREFIXES):
@@ -135,7 +142,9 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             retry_classes[p["outcome"]] += 1
         elif kind == "tool_exec":
             status = p["status"]
-            if status == "executed":
+            if status == "executed" and p.get("parent_call_id") is not None:
+                m.tool_calls_nested += 1
+            elif status == "executed":
                 m.tool_calls += 1
                 by_name[p["name"]] += 1
                 tool_latencies.append(p["latency_s"])
@@ -162,6 +171,8 @@ def _strategy_event(m: EpisodeMetrics, p: Mapping[str, Any], firings: Counter[st
         m.summary_failures += 1
     elif decision == "note":
         m.awareness_notes += 1
+    elif decision == "warn":
+        m.memory_warnings += 1
     if decision in FIRINGS:
         firings[name] += 1
         freed[name] += p["tokens_before"] - p["tokens_after"]

@@ -73,6 +73,29 @@ _PROMPTS = (
         "Current token usage:\n<system_warning>Token usage: {used}/{budget}; {remaining} "
         "remaining</system_warning>"
     )),
+    Prompt("memory/protocol", 1, (
+        "You have a memory directory, /memories, that you reach with the memory tools "
+        "({tools}). Before anything else, view /memories to see what earlier work recorded. "
+        "As you work, record your progress and the findings you will need (exact names, ids, "
+        "values, files written, remaining steps) in files there. Assume that your context can "
+        "be reset at any moment: whatever is not in memory may be lost."
+    )),
+    Prompt("memory/warning", 1, (
+        "You are nearing the context window limit. Token usage: {used}/{trigger} before older "
+        "context is cleared. Save your progress and the findings you still need to /memories "
+        "now."
+    )),
+    Prompt("ptc/description", 1, (
+        "Run Python 3 code in a fresh sandboxed process (no network; the working directory is "
+        "the workspace, also in the variable WORKSPACE; /tmp is private scratch). The code can "
+        "call tools: `tools.<name>(**arguments)` or `tools.call(name, **arguments)` runs one "
+        "call live, in program order, and returns its result (parsed JSON when the tool "
+        "returns JSON, else the text); a tool error raises `ToolCallError` (attributes `code`, "
+        "`message`, `text`). `tools.list()` gives the callable names. At most {max_calls} tool "
+        "calls per run; the timeout covers them. Only what the code prints or assigns to the "
+        "variable `result` comes back, as JSON: success, stdout, stderr, result, error, "
+        "nested_calls, duration_s, timed_out.\nCallable tools: {tools}"
+    )),
 )
 
 PROMPTS: dict[str, Prompt] = {p.id: p for p in _PROMPTS}

@@ -64,10 +64,32 @@ def test_oracle_with_strategies_records_views_and_firings(tmp_path: Path) -> Non
     assert resumed.exit_code != 0 and "another configuration" in str(resumed.exception)
 
 
-def test_unavailable_and_unknown_strategies_fail_before_the_run(
+def test_oracle_with_memory_sees_the_protocol_and_the_warning(tmp_path: Path) -> None:
+    config = tmp_path / "small.yaml"
+    config.write_text(SMALL_WINDOW.replace("    compaction: {trigger: 0.6, summary_max_tokens: 2000}\n",
+                                           ""))
+    out = tmp_path / "run"
+    result = run("--agent", "oracle", "--strategy", "memory+clear_tool_results",
+                 "--strategy-config", str(config), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert record["success"] and record["metrics"]["memory_warnings"] == 1
+    trajectory = read_trajectory(out / record["trajectory"])
+    task = trajectory.messages[1]
+    assert task.origin == "task" and task.text.count("/memories") == 2
+    (warning,) = [m for m in trajectory.messages if m.origin == "harness.warning"]
+    views = [p["view"] for p in trajectory.of_type("llm_request")]
+    assert any(warning.mid in range(run[0], run[1] + 1) for view in views for run in view)
+    assert (out / record["trajectory"]).parent.joinpath("memories").is_dir()
+    tools = [t["name"] for t in trajectory.of_type("tools")[0]["tools"]]
+    assert tools[-6:] == ["memory_view", "memory_create", "memory_str_replace", "memory_insert",
+                          "memory_delete", "memory_rename"]
+
+
+def test_bad_strategy_names_fail_before_the_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for spec, message in [("paper+memory", "not available yet"), ("ptc", "not available yet"),
-                          ("compaction+compaction", "twice"), ("magic", "unknown strategy")]:
+    for spec, message in [("compaction+compaction", "twice"), ("magic", "unknown strategy"),
+                          ("memory+ptc+memory", "twice")]:
         assert message in refused(capsys, "--strategy", spec, "--out", str(tmp_path / "never"))
     assert not (tmp_path / "never").exists()
 

@@ -68,7 +68,21 @@ def test_budget_terms_and_triggers() -> None:
     ({"strategies": {"compaction": {"prompt": "system/react@1"}}}, "not a compaction prompt"),
     ({"strategies": {"compaction": {"preamble": "compaction/preamble@9"}}}, "unknown prompt"),
     ({"strategies": {"compaction": {"colour": "red"}}}, "Extra inputs are not permitted"),
-    ({"strategies": {"memory": {}}}, "Extra inputs are not permitted"),
+    ({"strategies": {"memory": {"colour": "red"}}}, "Extra inputs are not permitted"),
+    ({"strategies": {"memory": {"warning": "on"}}}, "warning: on needs a reset strategy"),
+    ({"strategies": {"memory": {"warning": "on"}, "clear_thinking": {}}},
+     "warning: on needs a reset strategy"),
+    ({"strategies": {"memory": {"warn_fraction": 1.0}, "compaction": {}}}, "less than 1"),
+    ({"strategies": {"memory": {"warn_fraction": 0}, "compaction": {}}}, "greater than 0"),
+    ({"strategies": {"memory": {"warning": "sometimes"}}}, "'auto', 'on' or 'off'"),
+    ({"strategies": {"memory": {"protocol": "ptc/description@1"}}}, "not a memory prompt"),
+    ({"strategies": {"memory": {"naming": "fancy"}}}, "'plain' or 'paper'"),
+    ({"strategies": {"ptc": {"default_timeout_s": 121}}}, "less than or equal to 120"),
+    ({"strategies": {"ptc": {"max_timeout_s": 30}}}, "default_timeout_s=60 is above"),
+    ({"strategies": {"ptc": {"max_nested_calls": 0}}}, "greater than or equal to 1"),
+    ({"strategies": {"ptc": {"direct_tools": "some"}}}, "'all' or 'none'"),
+    ({"strategies": {"ptc": {"sandbox": "off"}}}, "'auto', 'strong' or 'weak'"),
+    ({"strategies": {"ptc": {"description": "memory/protocol@1"}}}, "not a ptc prompt"),
     ({"window": 5}, "Extra inputs are not permitted"),
 ])
 def test_each_validation_rule_refuses(kwargs: dict[str, Any], match: str) -> None:
@@ -121,8 +135,7 @@ def test_strategy_names() -> None:
     every = choose("awareness+compaction+clear_tool_results+clear_thinking").context
     assert every.enabled() == ("clear_thinking", "clear_tool_results", "compaction", "awareness")
     for spec, match in [("clear_tool_results+clear_tool_results", "twice"),
-                        ("memory+clear_tool_results", "memory tool.*not available yet"),
-                        ("paper+ptc", "programmatic tool calling.*not available yet"),
+                        ("memory+ptc+ptc", "names ptc twice"),
                         ("react+compaction", "combines with none"),
                         ("clear_tool_results+", "empty name"),
                         ("summarise", "unknown strategy 'summarise'")]:
@@ -143,6 +156,14 @@ def test_paper_preset() -> None:
     assert (s.clear_thinking.keep_last_turns, s.compaction.temperature) == (1, 0.7)
     assert (s.awareness.keep_notes, s.awareness.budget_shown) == ("all", "window")
     assert choose("paper").context.enabled() == ()
+    harness = choose("paper+memory+ptc+clear_tool_results").context
+    assert harness.label == "clear_tool_results+memory+ptc"
+    memory, ptc = harness.strategies.memory, harness.strategies.ptc
+    assert memory and ptc and (memory.warn_fraction, memory.naming, ptc.naming) == \
+        (0.5, "paper", "paper")
+    assert harness.strategies.memory_warning()
+    plain = choose("memory+ptc").context.strategies
+    assert plain.memory and plain.memory.warn_fraction == 0.8 and not plain.memory_warning()
 
 
 def test_config_files(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ from mock_servers.sandbox.execution import (
 from mock_servers.sandbox.launch import SCRIPT_FLAGS, Limits, Mode, SandboxError
 from mock_servers.sandbox.mode import SandboxUnavailable, sandbox_mode, strong_problem
 from mock_servers.sandbox.names import safe_filename
-from mock_servers.sandbox.process import Stage
+from mock_servers.sandbox.process import KILL_GRACE_S, Stage
 
 __all__ = [
-    "CONFIG_MODE", "CONFIG_PYTHON", "SCRIPT_FLAGS", "Execution", "Limits", "Mode", "SandboxError",
-    "SandboxUnavailable", "Stage", "interpreter", "open_execution", "safe_filename",
-    "sandbox_mode", "strong_problem",
+    "CONFIG_MODE", "CONFIG_PYTHON", "KILL_GRACE_S", "SCRIPT_FLAGS", "Execution", "Limits", "Mode",
+    "SandboxError", "SandboxUnavailable", "Stage", "interpreter", "open_execution",
+    "safe_filename", "sandbox_mode", "strong_problem",
 ]

@@ -36,15 +36,19 @@ def interpreter(config: dict[str, Any]) -> str:
 
 
 @contextmanager
-def open_execution(world: World, config: dict[str, Any], limits: Limits) -> Iterator[Execution]:
-    """Hold the world's sandbox for one execution; cleans up whatever happens."""
+def open_execution(world: World, config: dict[str, Any], limits: Limits,
+                   scratch: Path | None = None) -> Iterator[Execution]:
+    """Hold the world's sandbox for one execution; cleans up whatever happens. `scratch`
+    replaces the world's scratch folder (and its lock) for a caller whose code calls the
+    world's tools while it runs, so that the two never wait on each other."""
     mode = sandbox_mode(config.get(CONFIG_MODE))
-    world.scratch.mkdir(parents=True, exist_ok=True)
+    scratch = scratch or world.scratch
+    scratch.mkdir(parents=True, exist_ok=True)
     workspace = world.workspace.resolve()
     if not workspace.is_dir():
         raise SandboxError("the world has no workspace folder")
-    with _world_lock(world.scratch / LOCK_FILE):
-        private = Path(tempfile.mkdtemp(prefix="run-", dir=world.scratch))
+    with _world_lock(scratch / LOCK_FILE):
+        private = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
         try:
             yield Execution(Launcher(mode, workspace, private, interpreter(config), limits,
                                      world.meta.tz))
@@ -102,6 +106,12 @@ class Execution:
         """Hand a file the server created to the child's uid (a no-op unless root)."""
         if self.ids is not None:
             os.lchown(path, *self.ids)
+
+    def command(self, argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+        """The whole argv and the Popen keywords that start `argv` sandboxed, for a caller
+        that runs the child itself (its own pipes, its own event loop)."""
+        head, extra = self._prefix
+        return [*head, *argv], {"env": self._env, "start_new_session": True, **extra}
 
     def run(self, stages: list[Stage]) -> int | None:
         """Run one pipeline; its exit status, or None once the deadline has passed."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scaffolds.clients.base import ModelClient, Sampling
-from scaffolds.context import awareness, clear_thinking, clear_tool_results, truncate
+from scaffolds.context import awareness, clear_thinking, clear_tool_results, memory, truncate
 from scaffolds.context.compaction import Compactor
 from scaffolds.context.config import ContextConfig
 from scaffolds.context.view import Renderer
@@ -49,16 +49,19 @@ class ContextPipeline:
         self.compactor = Compactor(s.compaction, client, sampling, tools,
                                    scripted=context_blind) if s.compaction else None
         self.protected = frozenset({terminal_tool, *(s.clear_tool_results.exclude_tools
-                                                     if s.clear_tool_results else ())})
+                                                     if s.clear_tool_results else ()),
+                                    *memory.protected_tools(s.memory)})
         self.shown = awareness.budget_shown(s.awareness, self.budget, s) if s.awareness else 0
+        self.warning = memory.NearLimitWarning(s, self.budget) if s.memory_warning() else None
         self._fired: list[str] = []
 
     def suffixes(self, placement: str) -> list[str]:
         """Texts appended to the task message (`task_message`) or the system prompt (`system`)."""
-        aware = self.config.strategies.awareness
-        if aware is None or aware.placement != placement:
-            return []
-        return [awareness.budget_notice(self.shown)]
+        s = self.config.strategies
+        out = [memory.protocol(s.memory)] if s.memory and placement == "task_message" else []
+        if s.awareness is not None and s.awareness.placement == placement:
+            out.append(awareness.budget_notice(self.shown))
+        return out
 
     async def prepare(self, ledger: Ledger, turn: int) -> Prepared:
         """Decide, note, render; raises `truncate.Overflow` when the request cannot fit."""
@@ -76,6 +79,8 @@ class ContextPipeline:
                     and self.compactor.wants(renderer, self.budget, turn):
                 await self.compactor.run(ledger, renderer, self.budget, turn,
                                          lambda *a, **k: self._record(ledger, *a, **k))
+        if self.warning is not None and _after_tool_batch(ledger.messages):
+            self._warn(ledger, turn, self.warning)
         if s.awareness and _after_tool_batch(ledger.messages):
             self._note(ledger, turn, s.awareness.keep_notes)
         self._maybe(ledger, "truncate", "truncate", turn,
@@ -101,6 +106,18 @@ class ContextPipeline:
         renderer.mark_seen(len(ledger.events))
         if decision in FIRINGS:
             self._fired.append(name)
+            if self.warning is not None:
+                self.warning.fired(name)
+
+    def _warn(self, ledger: Ledger, turn: int, warning: memory.NearLimitWarning) -> None:
+        """The memory near-limit warning, when armed and P lies in its band."""
+        used = self.renderer.predicted
+        text = warning.due(self.renderer, used)
+        if text is None:
+            return
+        message = ledger.append_message(user_message([text], "harness.warning"), turn=turn - 1)
+        warning.shown(message.mid)
+        self._record(ledger, "memory", "warn", turn, {}, used=used, trigger=warning.trigger)
 
     def _note(self, ledger: Ledger, turn: int, keep_notes: str) -> None:
         used = self.renderer.predicted
@@ -121,12 +138,20 @@ def prompt_ids(config: ContextConfig) -> list[str]:
         ids += [s.compaction.prompt, s.compaction.preamble]
     if s.awareness:
         ids += [awareness.BUDGET_PROMPT, awareness.USAGE_PROMPT]
+    if s.memory:
+        ids.append(s.memory.protocol)
+        if s.memory_warning():
+            ids.append(s.memory.warning_prompt)
+    if s.ptc:
+        ids.append(s.ptc.description)
     return ids
 
 
 def _after_tool_batch(messages: Sequence[Message]) -> bool:
-    """The latest turn ended with tool results (a compaction summary after them aside)."""
+    """The latest turn ended with tool results (a compaction summary or a memory warning after
+    them aside)."""
     for message in reversed(messages):
-        if message.origin != "strategy.compaction":
+        if message.origin not in ("strategy.compaction", "harness.warning") \
+                and message.parent_call_id is None:
             return message.role == "tool"
     return False

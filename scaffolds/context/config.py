@@ -133,6 +133,60 @@ class AwarenessConfig(_Strict):
     keep_notes: Literal["last", "all"] = "last"
 
 
+HarnessNaming = Literal["plain", "paper"]
+"""Harness tool names: `memory_view`, `code_execution` (plain) or the paper's `memory_tool_view`,
+`programmatic_tool_calling_code_execution`."""
+
+
+class MemoryConfig(_Strict):
+    """The memory tool (§3.4.6): file memory the model keeps across context resets."""
+
+    naming: HarnessNaming = "plain"
+    protocol: str = "memory/protocol@1"
+    warning: Literal["auto", "on", "off"] = "auto"
+    """`auto`: the near-limit warning is on iff clear_tool_results or compaction is."""
+    warning_prompt: str = "memory/warning@1"
+    warn_fraction: float = Field(default=0.8, gt=0, lt=1)
+    clear_results: bool = False
+    """Let clear_tool_results clear memory results (by default they are never cleared)."""
+
+    @field_validator("protocol", "warning_prompt")
+    @classmethod
+    def _memory_prompt(cls, value: str) -> str:
+        return _prompt_id(value, "memory/")
+
+
+class PtcConfig(_Strict):
+    """Programmatic tool calling (§3.4.7): the harness tool `code_execution`."""
+
+    naming: HarnessNaming = "plain"
+    description: str = "ptc/description@1"
+    direct_tools: Literal["all", "none"] = "all"
+    """`none`: the model calls env tools only from code (the terminal tool stays direct)."""
+    default_timeout_s: int = Field(default=60, ge=1, le=120)
+    max_timeout_s: int = Field(default=120, ge=1, le=120)
+    max_nested_calls: int = Field(default=200, ge=1, le=10_000)
+    allowed_tools: tuple[str, ...] | None = None
+    """Tools the code may call; None: every env tool but the terminal one (and the memory
+    tools when memory is on)."""
+    nested_count_toward_limit: bool = True
+    sandbox: Literal["auto", "strong", "weak"] = "auto"
+    sandbox_python: str | None = None
+    """The interpreter the code runs with; None: the gym's own (or `LOCA_SANDBOX_PYTHON`)."""
+
+    @field_validator("description")
+    @classmethod
+    def _ptc_prompt(cls, value: str) -> str:
+        return _prompt_id(value, "ptc/")
+
+    @model_validator(mode="after")
+    def _timeouts(self) -> PtcConfig:
+        if self.default_timeout_s > self.max_timeout_s:
+            raise ValueError(f"ptc.default_timeout_s={self.default_timeout_s} is above "
+                             f"ptc.max_timeout_s={self.max_timeout_s}")
+        return self
+
+
 class Strategies(_Strict):
     """The strategies in use: a kind is on when its section is present (truncation: `enabled`)."""
 
@@ -141,10 +195,27 @@ class Strategies(_Strict):
     clear_tool_results: ClearToolResultsConfig | None = None
     compaction: CompactionConfig | None = None
     awareness: AwarenessConfig | None = None
+    memory: MemoryConfig | None = None
+    ptc: PtcConfig | None = None
+
+    @model_validator(mode="after")
+    def _memory_warning(self) -> Strategies:
+        if self.memory is not None and self.memory.warning == "on" \
+                and self.clear_tool_results is None and self.compaction is None:
+            raise ValueError("memory.warning: on needs a reset strategy (clear_tool_results or "
+                             "compaction) whose trigger it warns about")
+        return self
+
+    def memory_warning(self) -> bool:
+        """Whether the memory near-limit warning is in use."""
+        return self.memory is not None and self.memory.warning != "off" \
+            and (self.clear_tool_results is not None or self.compaction is not None)
 
 
-STRATEGY_KINDS = ("clear_thinking", "clear_tool_results", "compaction", "awareness")
-"""The strategies that can be switched on by name, in their default order."""
+STRATEGY_KINDS = ("clear_thinking", "clear_tool_results", "compaction", "awareness", "memory",
+                  "ptc")
+"""The strategies that can be switched on by name, in their default order (memory and ptc add
+tools and prompt text, not view transforms)."""
 
 
 class ContextConfig(_Strict):

@@ -20,7 +20,6 @@ import yaml
 from scaffolds.context.config import STRATEGY_KINDS, ContextConfig
 
 PRESETS = ("react", "paper")
-NOT_AVAILABLE = {"memory": "the memory tool", "ptc": "programmatic tool calling"}
 PAPER_TRIGGER = 0.75
 """The one trigger the paper preset shares between every reset strategy."""
 PAPER_CONTEXT: dict[str, Any] = {
@@ -32,6 +31,8 @@ PAPER_CONTEXT: dict[str, Any] = {
         "clear_thinking": {"trigger": PAPER_TRIGGER, "keep_last_turns": 1},
         "compaction": {"trigger": PAPER_TRIGGER, "temperature": 0.7},
         "awareness": {"keep_notes": "all", "budget_shown": "window"},
+        "memory": {"warn_fraction": 0.5, "naming": "paper"},
+        "ptc": {"naming": "paper"},
     },
 }
 PAPER_AGENT = {"system_prompt": "system/none@1", "temperature": 1.0, "top_p": 1.0}
@@ -53,8 +54,6 @@ def parse_names(spec: str) -> tuple[bool, tuple[str, ...]]:
     if any(not n for n in names):
         raise ValueError(f"--strategy {spec!r}: empty name (names are joined by '+')")
     for name in names:
-        if name in NOT_AVAILABLE:
-            raise ValueError(f"strategy {name!r} ({NOT_AVAILABLE[name]}) is not available yet")
         if name not in (*PRESETS, *STRATEGY_KINDS):
             raise ValueError(f"unknown strategy {name!r}; known: "
                              f"{', '.join((*PRESETS, *STRATEGY_KINDS))}")

@@ -1,0 +1,1 @@
+"""Tools the scaffold serves itself (memory, code execution) and the hub that dispatches every call."""

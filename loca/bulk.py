@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,17 +189,21 @@ def _others(task: Task, out: Path, planned: set[tuple[int, int]]) -> list[dict[s
 
 def _outcomes(task: Task, out: Path, plan: list[tuple[int, int]],
               processes: int) -> Iterator[Outcome]:
-    """Outcomes as worlds finish, in `processes` worker processes (1: in this one)."""
+    """Outcomes as worlds finish, in `processes` worker processes (1: in this one). Closed early
+    (Ctrl-C), it cancels the worlds not started and waits only for those being built."""
     if processes <= 1:
         for length, seed in plan:
             yield ensure_world(task.name, out, length, seed)
         return
-    with ProcessPoolExecutor(max_workers=processes) as pool:
+    pool = ProcessPoolExecutor(max_workers=processes)
+    try:
         futures: dict[Future[Outcome], tuple[int, int]] = {
             pool.submit(ensure_world, task.name, out, length, seed): (length, seed)
             for length, seed in plan}
         for future in as_completed(futures):
             yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def generate_many(task: Task, out: Path, lengths: list[int], seeds: list[int], processes: int = 1,
@@ -211,15 +216,16 @@ def generate_many(task: Task, out: Path, lengths: list[int], seeds: list[int], p
     summary = Summary(planned=len(plan))
     with hold(out, "dataset directory", BulkError):
         prepare(task, out)
-        for outcome in _outcomes(task, out, plan, processes):
-            if outcome.row is None:
-                summary.failed.append(outcome)
-            else:
-                summary.built += outcome.built
-                summary.kept += not outcome.built
-                summary.rows.append(outcome.row)
-            if on_world:
-                on_world(outcome)
+        with closing(_outcomes(task, out, plan, processes)) as outcomes:
+            for outcome in outcomes:
+                if outcome.row is None:
+                    summary.failed.append(outcome)
+                else:
+                    summary.built += outcome.built
+                    summary.kept += not outcome.built
+                    summary.rows.append(outcome.row)
+                if on_world:
+                    on_world(outcome)
         summary.rows += _others(task, out, set(plan))
         summary.rows.sort(key=lambda r: (r["target_tokens"], r["seed"]))
         summary.failed.sort(key=lambda o: (o.length, o.seed))

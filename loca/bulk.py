@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envs.core.env import warm_up
 from envs.core.registry import Task, get_task
 from envs.core.reuse import obtain_world
 from loca.core.dirlock import hold
@@ -216,6 +217,7 @@ def generate_many(task: Task, out: Path, lengths: list[int], seeds: list[int], p
     summary = Summary(planned=len(plan))
     with hold(out, "dataset directory", BulkError):
         prepare(task, out)
+        warm_up(task)  # once here, not in every worker process: they are forked from this one
         with closing(_outcomes(task, out, plan, processes)) as outcomes:
             for outcome in outcomes:
                 if outcome.row is None:

@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -189,7 +189,7 @@ def _others(task: Task, out: Path, planned: set[tuple[int, int]]) -> list[dict[s
 
 
 def _outcomes(task: Task, out: Path, plan: list[tuple[int, int]],
-              processes: int) -> Iterator[Outcome]:
+              processes: int) -> Generator[Outcome, None, None]:
     """Outcomes as worlds finish, in `processes` worker processes (1: in this one). Closed early
     (Ctrl-C), it cancels the worlds not started and waits only for those being built."""
     if processes <= 1:

@@ -194,6 +194,8 @@ def _generate_one(spec: Task, out: Path, target: int, seed: int) -> None:
 
 
 def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[int], processes: int) -> None:
+    from rich.markup import escape
+
     from loca.bulk import INDEX_JSONL, INDEX_PARQUET, BulkError, generate_many
 
     with _progress() as progress:
@@ -202,7 +204,7 @@ def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[in
             summary = generate_many(spec, out, targets, seed_list, processes,
                                     on_world=lambda _: progress.advance(bar))
         except BulkError as exc:
-            complain(f"loca: error: {exc}")
+            complain(f"loca: error: {escape(str(exc))}")
             raise typer.Exit(2) from None
     table = _table("length", "worlds", "tokens (min-max)", "largest deviation", "builds per world",
                    title=f"{spec.name}: worlds in {out}")
@@ -214,7 +216,7 @@ def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[in
                       f"{sum(r['builds'] or 0 for r in rows) / len(rows):.2f}")
     _consoles()[0].print(table)
     for failure in summary.failed[:20]:
-        complain(f"failed: {label(failure.length)} seed {failure.seed}: {failure.error}")
+        complain(f"failed: {label(failure.length)} seed {failure.seed}: {escape(failure.error or '')}")
     say(f"built {summary.built}, already complete {summary.kept}, failed {len(summary.failed)} of "
         f"{summary.planned} planned in {summary.seconds:.1f} s "
         f"({summary.built / max(summary.seconds, 1e-9):.1f} built/s); index of {len(summary.rows)} worlds: "
@@ -463,6 +465,8 @@ def export(
     was shown (OpenAI chat format, the strategies' view at its last request, then its last reply
     and results), the tool schemas, task, length, seed, agent, model, strategy, verdict, terminal
     state and metrics. Exit 2 on input that cannot be exported."""
+    from rich.markup import escape
+
     from loca.export import ExportError, Filters
     from loca.export import export as write_export
 
@@ -472,7 +476,7 @@ def export(
         counts = write_export(run_dirs, out, fmt,
                               Filters(only, frozenset(terminal_state or ())))  # type: ignore[arg-type]
     except ExportError as exc:
-        complain(f"loca: error: {exc}")
+        complain(f"loca: error: {escape(str(exc))}")
         raise typer.Exit(2) from None
     if counts.without_trajectory:
         complain(f"left out {counts.without_trajectory} episodes that ended before the agent loop ran")

@@ -217,9 +217,9 @@ def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[in
     _consoles()[0].print(table)
     for failure in summary.failed[:20]:
         complain(f"failed: {label(failure.length)} seed {failure.seed}: {escape(failure.error or '')}")
+    rate = f" ({summary.built / summary.seconds:.1f} built/s)" if summary.built else ""
     say(f"built {summary.built}, already complete {summary.kept}, failed {len(summary.failed)} of "
-        f"{summary.planned} planned in {summary.seconds:.1f} s "
-        f"({summary.built / max(summary.seconds, 1e-9):.1f} built/s); index of {len(summary.rows)} worlds: "
+        f"{summary.planned} planned in {summary.seconds:.1f} s{rate}; index of {len(summary.rows)} worlds: "
         f"{out / INDEX_JSONL}, {out / INDEX_PARQUET}")
     if summary.failed:
         raise typer.Exit(1)

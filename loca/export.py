@@ -41,9 +41,13 @@ class ExportError(ValueError):
     """Run directories or options that cannot be exported."""
 
 
+ONLY = ("success", "failure")
+
+
 @dataclass(frozen=True)
 class Filters:
-    only: Literal["success", "failure"] | None = None
+    only: str | None = None
+    """`success` or `failure`: only the episodes that passed, or only those that did not."""
     terminal_states: frozenset[str] = frozenset()
 
     def keep(self, record: Mapping[str, Any]) -> bool:
@@ -143,6 +147,8 @@ def export(run_dirs: Sequence[Path], out: Path, fmt: str, filters: Filters) -> E
     """Write the selected episodes of `run_dirs` to `out` (replaced whole, never half-written)."""
     if fmt not in FORMATS:
         raise ExportError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
+    if filters.only not in (None, *ONLY):
+        raise ExportError(f"--only is {' or '.join(ONLY)}, not {filters.only!r}")
     unknown = sorted(filters.terminal_states - set(TERMINAL_STATES))
     if unknown:
         raise ExportError(f"unknown terminal state {', '.join(unknown)}; one of {', '.join(TERMINAL_STATES)}")

@@ -308,6 +308,10 @@ def run(
     tool_filter: Annotated[str, typer.Option(
         help="all tools of the task's servers, core (P1 tools of the seed tasks) or task (its allow-list)")] = "all",
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
+    executor: Annotated[str, typer.Option(
+        help="local (this machine's processes) or ray (Ray tasks)")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        help="the Ray cluster to join (default: start a local one with --processes CPUs)")] = None,
     connect_timeout: Annotated[float | None, typer.Option(
         help="seconds to wait for a connection to the model provider")] = None,
     response_timeout: Annotated[float | None, typer.Option(
@@ -328,6 +332,10 @@ def run(
     from scaffolds.clients import Sampling, Timeouts
     from scaffolds.context import choose, load_file
 
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter(f"--executor is local or ray, not {executor!r}")
+    if ray_address and executor != "ray":
+        raise typer.BadParameter("--ray-address needs --executor ray")
     names = list(all_tasks()) if tasks == "all" else \
         list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
     if not names:
@@ -353,7 +361,8 @@ def run(
         complain(f"[yellow]warning:[/] {warning}")
     with _progress() as progress:
         bar = progress.add_task("episodes", total=len(plan(config)))
-        summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar))
+        summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar),
+                          executor=executor, ray_address=ray_address)  # type: ignore[arg-type]
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
     table = _table("task", *[label(t) for t in config.lengths], title=f"{agent}: passed / episodes")
     for name in names:

@@ -233,16 +233,23 @@ def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
 EpisodeFn = Callable[[Episode, Path, RunConfig], dict[str, Any]]
 
 
+Executor = Literal["local", "ray"]
+
+
 def execute(config: RunConfig, out: Path, run_episode: EpisodeFn, processes: int = 1,
-            on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Run (or resume) the plan; returns the summary, also written to `summary.json`."""
+            on_result: Callable[[dict[str, Any]], None] | None = None,
+            executor: Executor = "local", ray_address: str | None = None) -> dict[str, Any]:
+    """Run (or resume) the plan; returns the summary, also written to `summary.json`. Episodes
+    run in this process, in `processes` worker processes, or as Ray tasks (`executor="ray"`, on
+    the cluster at `ray_address`, else on a local Ray instance of `processes` CPUs)."""
     run = RunDir(out)
     with run.lock():
-        return _execute(config, run, run_episode, processes, on_result)
+        return _execute(config, run, run_episode, processes, on_result, executor, ray_address)
 
 
 def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: int,
-             on_result: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+             on_result: Callable[[dict[str, Any]], None] | None, executor: Executor,
+             ray_address: str | None) -> dict[str, Any]:
     episodes = plan(config)
     run.prepare(config, episodes)
     logged = run.logged_ids()
@@ -254,7 +261,12 @@ def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: 
             todo.append(episode)
         elif episode.episode_id not in logged:
             run.record(done)
-    for episode, result in _results(todo, run, config, run_episode, processes):
+    if executor == "ray":
+        from loca.ray_executor import ray_results
+        finished = ray_results(todo, run, config, run_episode, processes, ray_address)
+    else:
+        finished = _results(todo, run, config, run_episode, processes)
+    for episode, result in finished:
         try:
             text = json.dumps(result, indent=1)
         except (TypeError, ValueError) as exc:  # a record that cannot be stored is a bug

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from loca import __version__
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
-from scaffolds.clients import Sampling, Timeouts
+from scaffolds.clients import Sampling, Timeouts, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
 
@@ -68,7 +68,7 @@ class RunConfig(BaseModel):
     @property
     def scripted(self) -> bool:
         """Scripted agents do not react to their context (the loop runs them context-blind)."""
-        return not self.agent.startswith("openai:")
+        return not is_llm_agent(self.agent)
 
     def agent_config(self) -> AgentConfig:
         return AgentConfig(system_prompt=self.system_prompt, sampling=self.sampling,

@@ -321,6 +321,8 @@ def run(
              "awareness; react for none; add paper for the paper's settings")] = None,
     strategy_config: Annotated[Path | None, typer.Option(
         help="YAML or JSON file tuning the strategies (`context:`, optionally `strategy:`)")] = None,
+    strict: Annotated[bool, typer.Option(
+        help="refuse options the model's profile does not support (--no-strict sends them)")] = True,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
@@ -351,7 +353,7 @@ def run(
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
                            tool_filter=tool_filter,
                            timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}),
-                           strategy=choice.name, context=choice.context,
+                           strategy=choice.name, context=choice.context, strict=strict,
                            **({"system_prompt": paper.pop("system_prompt"),
                                "sampling": Sampling(**paper)} if paper else {}))
     except ValidationError as exc:

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from loca import __version__
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
-from scaffolds.clients import Sampling, Timeouts, is_llm_agent
+from scaffolds.clients import Sampling, Timeouts, agent_profile, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
 
@@ -64,6 +64,9 @@ class RunConfig(BaseModel):
     """Budget terms and strategies, fully resolved."""
     system_prompt: str = "system/react@1"
     sampling: Sampling = Field(default_factory=Sampling)
+    strict: bool = True
+    """Refuse options the model's profile does not list as supported (reasoning settings on a
+    non-reasoning model); it decides what may run, not a result, so it stays out of the digest."""
 
     @property
     def scripted(self) -> bool:
@@ -78,8 +81,12 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _agent_config_valid(self) -> RunConfig:
-        """Context settings are checked before any episode runs (spec §3.7)."""
-        self.agent_config()
+        """Context settings are checked before any episode runs (spec §3.7), against the
+        model's profile where it has one."""
+        agent_config = self.agent_config()
+        profile = None if self.scripted else agent_profile(self.agent, self.base_url)
+        if profile is not None:
+            agent_config.check_profile(profile, self.strict)
         compaction = self.context.strategies.compaction
         if self.scripted and compaction is not None and compaction.summarizer == "model":
             raise ValueError(f"compaction.summarizer: model needs a model; {self.agent} is "
@@ -99,7 +106,7 @@ class RunConfig(BaseModel):
         return list(dict.fromkeys(values))
 
     def digest(self) -> str:
-        return hashlib.sha256(self.model_dump_json(exclude={"timeouts"}).encode()).hexdigest()[:16]
+        return hashlib.sha256(self.model_dump_json(exclude={"timeouts", "strict"}).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

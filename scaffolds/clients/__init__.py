@@ -25,7 +25,7 @@ __all__ = [
     "LLM_AGENTS", "AnthropicClient", "Attempt", "AttemptError", "GenerateRequest",
     "GenerateResult", "GeneratorPolicy", "LLMCallError", "ModelClient", "OpenAICompatClient",
     "Retrier", "RetryPolicy", "Sampling", "ScriptedClient", "Timeouts", "Usage",
-    "agent_key_env", "client_from_agent_string", "is_llm_agent",
+    "agent_key_env", "agent_profile", "client_from_agent_string", "is_llm_agent",
 ]
 
 LLM_AGENTS = "openai:MODEL, anthropic:MODEL or profile:ID"
@@ -55,6 +55,11 @@ def _resolve(agent: str, base_url: str | None) -> tuple[Provider, str, str, Mode
         raise ValueError(f"unsupported agent string {agent!r}; expected {LLM_AGENTS}")
     provider = _PROVIDERS[kind]
     return provider, name, DEFAULT_KEY_ENV[provider], registry().find(provider, name, base_url)
+
+
+def agent_profile(agent: str, base_url: str | None = None) -> ModelProfile | None:
+    """The model profile of an LLM agent string at `base_url`; None when it has none."""
+    return _resolve(agent, base_url)[3]
 
 
 def agent_key_env(agent: str) -> str:

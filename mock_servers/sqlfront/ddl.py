@@ -16,6 +16,7 @@ from sqlglot import exp
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.sqlfront import names, query, types
 from mock_servers.sqlfront.names import Catalog, TableRef
+from mock_servers.sqlfront.target import Target, ident
 from mock_servers.sqlfront.types import LogicalType
 
 
@@ -49,8 +50,7 @@ class Outcome:
 
 
 def _physical_column(spec: ColumnSpec) -> str:
-    ident = exp.to_identifier(spec.name, quoted=True).sql("sqlite")
-    text = f"{ident} {spec.type.affinity}"
+    text = f"{ident(spec.name)} {spec.type.affinity}"
     if not spec.nullable:
         text += " NOT NULL"
     if spec.default is not None:
@@ -60,7 +60,7 @@ def _physical_column(spec: ColumnSpec) -> str:
 
 def create_physical(cursor: sqlite3.Cursor, ref: TableRef, columns: list[ColumnSpec]) -> None:
     body = ", ".join(_physical_column(c) for c in columns)
-    cursor.execute(f'CREATE TABLE "{ref.physical}" ({body})')
+    cursor.execute(f"CREATE TABLE {ident(ref.physical)} ({body})")
 
 
 def column_spec(node: exp.ColumnDef) -> ColumnSpec:
@@ -79,7 +79,7 @@ def column_spec(node: exp.ColumnDef) -> ColumnSpec:
         elif isinstance(what, exp.DefaultColumnConstraint):
             if not isinstance(what.this, exp.Literal | exp.Null | exp.Boolean | exp.Neg):
                 raise ToolFailure(Code.UNIMPLEMENTED, f"column {node.name}: only constant defaults are supported")
-            default = what.this.sql("sqlite")
+            default = what.this.sql(dialect=Target)
         elif isinstance(what, exp.CommentColumnConstraint):
             comment = what.this.name
     return ColumnSpec(node.name, kind, nullable, default, comment)
@@ -149,13 +149,13 @@ def create(cursor: sqlite3.Cursor, tree: exp.Create, catalog: WritableCatalog,
     create_physical(cursor, ref, columns)
     rows = 0
     if prepared is not None:
-        rows = query.execute(cursor, prepared, f'INSERT INTO "{ref.physical}" {prepared.sql()}').rowcount
+        rows = query.execute(cursor, prepared, f"INSERT INTO {ident(ref.physical)} {prepared.sql()}").rowcount
     return Outcome(ref.display, True, max(rows, 0))
 
 
 def drop(cursor: sqlite3.Cursor, ref: TableRef, catalog: WritableCatalog) -> None:
     catalog.drop_table(ref)
-    cursor.execute(f'DROP TABLE "{ref.physical}"')
+    cursor.execute(f"DROP TABLE {ident(ref.physical)}")
 
 
 def _existing(catalog: Catalog, table: exp.Table, if_exists: bool) -> TableRef | None:
@@ -185,9 +185,9 @@ def alter(cursor: sqlite3.Cursor, tree: exp.Alter, catalog: WritableCatalog) -> 
             spec = column_spec(action)
             _check_names([*(ColumnSpec(c.name, c.type) for c in ref.columns), spec])
             catalog.add_column(ref, spec)
-            cursor.execute(f'ALTER TABLE "{ref.physical}" ADD COLUMN {_physical_column(spec)}')
+            cursor.execute(f"ALTER TABLE {ident(ref.physical)} ADD COLUMN {_physical_column(spec)}")
         elif isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None \
-                and len(action.args) == 2:
+                and not any(v for k, v in action.args.items() if k not in ("this", "comment")):
             _column(ref, action.name)
             catalog.set_comment(ref, action.name, action.args["comment"].name)
         elif isinstance(action, exp.AlterRename):
@@ -211,7 +211,7 @@ def truncate(cursor: sqlite3.Cursor, tree: exp.TruncateTable, catalog: Catalog) 
     for table in tree.expressions:
         ref = _existing(catalog, table, bool(tree.args.get("exists")))
         if ref is not None:
-            cursor.execute(f'DELETE FROM "{ref.physical}"')
+            cursor.execute(f"DELETE FROM {ident(ref.physical)}")
             shown = ref.display
     return Outcome(shown)
 

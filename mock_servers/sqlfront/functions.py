@@ -22,7 +22,7 @@ NATIVE: frozenset[type[exp.Expression]] = frozenset({
     exp.Ceil, exp.Sign, exp.Mod, exp.Replace, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Left,
     exp.Right, exp.Pad, exp.Initcap, exp.Reverse, exp.SplitPart, exp.RegexpLike, exp.Trunc,
     exp.AnyValue, exp.LogicalAnd, exp.LogicalOr, exp.CountIf, exp.SafeDivide, exp.Stddev,
-    exp.StddevSamp, exp.Variance, exp.ToChar,
+    exp.StddevSamp, exp.Variance, exp.ToChar, exp.And, exp.Or, exp.Exists,
 })
 OURS = frozenset(SCALARS) | frozenset(AGGREGATES)
 _ANONYMOUS = {"TO_TIMESTAMP": "SF_TO_TIMESTAMP", "TO_TIMESTAMP_NTZ": "SF_TO_TIMESTAMP",
@@ -31,6 +31,7 @@ _PARTS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month",
           exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second", exp.Quarter: "quarter",
           exp.Week: "week", exp.WeekOfYear: "week", exp.DayOfWeek: "dayofweek",
           exp.DayOfYear: "dayofyear"}
+_RENAMED: dict[type[exp.Expression], str] = {exp.Left: "SF_LEFT", exp.Right: "SF_RIGHT"}  # keywords in SQLite
 _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Median: "SF_MEDIAN", exp.StddevPop: "SF_STDDEV_POP", exp.VariancePop: "SF_VAR_POP"}
 
@@ -67,33 +68,60 @@ def _lower_dates(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+def _listagg(node: exp.GroupConcat) -> exp.Expression | None:
+    """LISTAGG(x, sep) WITHIN GROUP (ORDER BY k [DESC]): SQLite's GROUP_CONCAT has no order."""
+    order = node.this
+    if not isinstance(order, exp.Order):
+        return None
+    keys = order.expressions
+    if len(keys) != 1 or isinstance(order.this, exp.Distinct):
+        raise _unsupported("LISTAGG with DISTINCT or several ordering keys")
+    separator = node.args.get("separator") or exp.Literal.string("")
+    return _call("SF_LISTAGG", order.this, separator, keys[0].this,
+                 exp.Literal.number(1 if keys[0].args.get("desc") else 0))
+
+
+def _replacement(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expression | None:
+    """What replaces `node`, None when it stays; UNIMPLEMENTED when it cannot run."""
+    if isinstance(node, exp.CurrentDate):
+        return exp.Literal.string(now().date().isoformat())
+    if isinstance(node, exp.CurrentTimestamp | exp.CurrentDatetime):
+        return exp.Literal.string(now().replace(tzinfo=None).isoformat(sep=" ", timespec="milliseconds"))
+    if type(node) in _AGGREGATES:
+        return _call(_AGGREGATES[type(node)], node.this)
+    if type(node) in _RENAMED:
+        return _call(_RENAMED[type(node)], node.this, node.expression)
+    if isinstance(node, exp.GroupConcat):
+        return _listagg(node)
+    lowered = _lower_dates(node)
+    if lowered is not None:
+        return lowered
+    if isinstance(node, exp.ToChar) and node.args.get("format"):
+        raise _unsupported("TO_CHAR with a format")
+    if isinstance(node, exp.Anonymous):
+        name = node.name.upper()
+        if name in _ANONYMOUS:
+            return _call(_ANONYMOUS[name], *node.expressions)
+        if name not in OURS:
+            raise _unsupported(node.name)
+    elif isinstance(node, exp.Func) and type(node) not in NATIVE:
+        raise _unsupported(node.sql_name())
+    return None
+
+
+def _visit(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
+    new = _replacement(node, now)
+    if new is None:
+        return node
+    if isinstance(new, exp.Anonymous):  # its arguments came from the old node: visit them too
+        new.set("expressions", [a.transform(_visit, now, copy=False) for a in new.expressions])
+    return new
+
+
 def lower(tree: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
     """`tree` with the functions SQLite lacks turned into calls of ours and CURRENT_DATE /
     CURRENT_TIMESTAMP read from the clock; a function we do not support is UNIMPLEMENTED."""
-
-    def visit(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.CurrentDate):
-            return exp.Literal.string(now().date().isoformat())
-        if isinstance(node, exp.CurrentTimestamp | exp.CurrentDatetime):
-            return exp.Literal.string(now().replace(tzinfo=None).isoformat(sep=" ", timespec="milliseconds"))
-        if type(node) in _AGGREGATES:
-            return _call(_AGGREGATES[type(node)], node.this)
-        lowered = _lower_dates(node)
-        if lowered is not None:
-            return lowered
-        if isinstance(node, exp.ToChar) and node.args.get("format"):
-            raise _unsupported("TO_CHAR with a format")
-        if isinstance(node, exp.Anonymous):
-            name = node.name.upper()
-            if name in _ANONYMOUS:
-                return _call(_ANONYMOUS[name], *node.expressions)
-            if name not in OURS:
-                raise _unsupported(node.name)
-        elif isinstance(node, exp.Func) and type(node) not in NATIVE:
-            raise _unsupported(node.sql_name())
-        return node
-
-    return tree.transform(visit, copy=False)
+    return tree.transform(_visit, now, copy=False)
 
 
 def _unsupported(name: str) -> ToolFailure:

@@ -136,6 +136,8 @@ def exact_comparisons(tree: exp.Expression, scope: Scope) -> None:
     the sum cannot make it false. Plain column-to-literal comparisons are left as they are."""
     for node in list(tree.find_all(*_COMPARISONS)):
         sides = (node.this, node.expression)
+        if isinstance(node.parent, exp.Update) and node.arg_key == "expressions":
+            continue  # an assignment of UPDATE SET, not a comparison
         if all(isinstance(s, exp.Column | exp.Literal) for s in sides):
             continue
         kinds = [type_of(s, scope) for s in sides]

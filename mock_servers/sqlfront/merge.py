@@ -12,6 +12,7 @@ from sqlglot import exp
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.sqlfront import query
 from mock_servers.sqlfront.query import Prepared
+from mock_servers.sqlfront.target import ident
 
 
 def _sql(node: exp.Expression) -> str:
@@ -37,8 +38,8 @@ def _insert(when: exp.When, target: str, alias: str, source: str, on: str,
     if not isinstance(values, exp.Tuple):
         raise invalid("WHEN NOT MATCHED THEN INSERT needs VALUES (...)")
     picked = ", ".join(_sql(v) for v in values.expressions)
-    return (f'INSERT INTO "{target}"{names} SELECT {picked} FROM {source} WHERE NOT EXISTS '
-            f'(SELECT 1 FROM "{target}" AS {alias} WHERE {on}) AND {_holds(when.args.get("condition"))} '
+    return (f'INSERT INTO {target}{names} SELECT {picked} FROM {source} WHERE NOT EXISTS '
+            f'(SELECT 1 FROM {target} AS {alias} WHERE {on}) AND {_holds(when.args.get("condition"))} '
             f"AND {_not_taken(earlier)}")
 
 
@@ -52,10 +53,10 @@ def _matched(when: exp.When, target: str, alias: str, source: str, on: str,
             column = assignment.this
             if not isinstance(column, exp.Column):
                 raise invalid(f"cannot assign to {column.sql()}")
-            sets.append(f"{exp.to_identifier(column.name, quoted=True).sql('sqlite')} = {_sql(assignment.expression)}")
-        return f'UPDATE "{target}" AS {alias} SET {", ".join(sets)} FROM {source} WHERE {where}'
+            sets.append(f"{ident(column.name)} = {_sql(assignment.expression)}")
+        return f'UPDATE {target} AS {alias} SET {", ".join(sets)} FROM {source} WHERE {where}'
     if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
-        return (f'DELETE FROM "{target}" WHERE rowid IN (SELECT {alias}.rowid FROM "{target}" AS {alias}, '
+        return (f'DELETE FROM {target} WHERE rowid IN (SELECT {alias}.rowid FROM {target} AS {alias}, '
                 f"{source} WHERE {where})")
     raise invalid("WHEN MATCHED can only UPDATE or DELETE")
 
@@ -66,15 +67,14 @@ def merge(cursor: sqlite3.Cursor, prepared: Prepared) -> int:
     target_node = tree.this
     if not isinstance(target_node, exp.Table) or tree.args.get("using") is None:
         raise invalid("MERGE needs INTO <table> USING <source> ON <condition>")
-    target = target_node.name
-    alias = exp.to_identifier(target_node.alias, quoted=True).sql("sqlite")
+    target, alias = ident(target_node.name), ident(target_node.alias)
     source, on = _sql(tree.args["using"]), _sql(tree.args["on"])
     whens = tree.args["whens"].expressions if tree.args.get("whens") else []
     if not whens:
         raise invalid("MERGE needs at least one WHEN clause")
     if any(w.args.get("source") for w in whens):
         raise ToolFailure(Code.UNIMPLEMENTED, "WHEN NOT MATCHED BY SOURCE is not supported")
-    top = cursor.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{target}"').fetchone()[0]
+    top = cursor.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM {target}').fetchone()[0]
     statements: list[str] = []
     earlier: list[exp.Expression | None] = []
     for when in (w for w in whens if not w.args.get("matched")):

@@ -15,6 +15,7 @@ from sqlglot.errors import SqlglotError
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.sqlfront import functions, infer, names, types
 from mock_servers.sqlfront.names import Catalog, TableRef
+from mock_servers.sqlfront.target import Target
 from mock_servers.sqlfront.types import LogicalType
 
 
@@ -28,7 +29,7 @@ class Prepared:
 
     def sql(self) -> str:
         try:
-            return self.tree.sql("sqlite", identify=True, unsupported_level=ErrorLevel.RAISE)
+            return self.tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE)
         except SqlglotError as exc:
             raise ToolFailure(Code.UNIMPLEMENTED, f"not supported on this engine: {exc}") from None
 

@@ -224,8 +224,8 @@ SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
     "CONTAINS": (2, _strings(lambda a, b: int(str(b) in str(a)))),
     "STARTS_WITH": (2, _strings(lambda a, b: int(str(a).startswith(str(b))))),
     "ENDS_WITH": (2, _strings(lambda a, b: int(str(a).endswith(str(b))))),
-    "LEFT": (2, _strings(lambda a, n: str(a)[:max(int(n), 0)])),
-    "RIGHT": (2, _strings(lambda a, n: str(a)[-int(n):] if int(n) > 0 else "")),
+    "SF_LEFT": (2, _strings(lambda a, n: str(a)[:max(int(n), 0)])),
+    "SF_RIGHT": (2, _strings(lambda a, n: str(a)[-int(n):] if int(n) > 0 else "")),
     "LPAD": (-1, _pad(True)), "RPAD": (-1, _pad(False)),
     "INITCAP": (1, _strings(lambda a: str(a).title())),
     "REVERSE": (1, _strings(lambda a: str(a)[::-1])),
@@ -238,9 +238,32 @@ AGGREGATES: dict[str, type] = {
 }
 
 
+class _ListAgg:
+    """LISTAGG(value, separator) WITHIN GROUP (ORDER BY key [DESC]); NULL values are skipped."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[Any, str]] = []
+        self.separator, self.desc = "", False
+
+    def step(self, value: Any, separator: Any, key: Any, desc: Any) -> None:
+        self.separator, self.desc = str(separator or ""), bool(desc)
+        if value is not None:
+            self.items.append((key, str(value)))
+
+    def finalize(self) -> str | None:
+        if not self.items:
+            return None
+        present = sorted((i for i in self.items if i[0] is not None), key=lambda i: (str(type(i[0])), i[0]),
+                         reverse=self.desc)
+        absent = [i for i in self.items if i[0] is None]
+        ordered = absent + present if self.desc else present + absent  # NULLs last ascending, first descending
+        return self.separator.join(v for _, v in ordered)
+
+
 def register(conn: sqlite3.Connection) -> None:
     """Make the functions above callable in SQL on `conn`."""
     for name, (arity, fn) in SCALARS.items():
         conn.create_function(name, arity, fn, deterministic=True)
     for name, aggregate in AGGREGATES.items():
         conn.create_aggregate(name, 1, aggregate)
+    conn.create_aggregate("SF_LISTAGG", 4, _ListAgg)

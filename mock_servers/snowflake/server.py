@@ -15,6 +15,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from mock_servers.core import sql
 from mock_servers.core.errors import invalid
+from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.snowflake import catalog, statements
 from mock_servers.snowflake.catalog import SnowflakeCatalog
@@ -23,6 +24,7 @@ from mock_servers.sqlfront import Engine, Statement, parse
 DIALECT = "snowflake"
 MAX_ROWS = 10_000
 MAX_QUERY = 100_000  # characters of one SQL statement
+_CAP_NOTICE = "output cap reached after {} rows; select fewer columns or page with LIMIT/OFFSET"
 WRITES = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "ALTER", "DROP", "TRUNCATE", "COMMENT", "USE"})
 
 toolbox = Toolbox("snowflake", table_prefix="sf_", list_keys=("data",),
@@ -105,23 +107,30 @@ def describe_table(call: Call, table_name: Annotated[str, Field(
     return {"table": table, "data": columns}
 
 
-def _rows(data: list[dict[str, Any]], truncated: bool = False) -> dict[str, Any]:
-    return {"data": data, "row_count": len(data), "truncated": truncated}
+def _rows(data: list[dict[str, Any]], truncated: bool = False, cap: int | None = None) -> dict[str, Any]:
+    """The result envelope; rows past the output cap are left out as if a limit had cut them."""
+    whole = {"data": data, "row_count": len(data), "truncated": truncated}
+    if cap is None or len(dump_json(whole)) <= cap:
+        return whole
+    fit = items_that_fit(len(data), lambda k: {"data": data[:k], "row_count": k, "truncated": True,
+                                               "notice": _CAP_NOTICE.format(k)}, cap)
+    return {"data": data[:fit], "row_count": fit, "truncated": True, "notice": _CAP_NOTICE.format(fit)}
 
 
 @toolbox.tool(rw="read", core=True, narrow_hint="add a LIMIT or a WHERE clause, or select fewer columns")
 def read_query(call: Call, query: Query) -> dict[str, Any]:
     """Run one read-only statement: SELECT (with WITH, UNION, joins, window functions,
     subqueries), SHOW DATABASES|SCHEMAS|TABLES|COLUMNS or DESCRIBE TABLE. Returns
-    {data:[{COLUMN:value}],row_count,truncated}; at most 10000 rows (truncated:true when there
-    were more: page with LIMIT/OFFSET). NUMBER(p,0) values are integers, NUMBER(p,s) exact
-    decimals, BOOLEAN true/false, DATE YYYY-MM-DD, TIMESTAMP_NTZ YYYY-MM-DD HH:MM:SS.fff.
+    {data:[{COLUMN:value}],row_count,truncated}; at most 10000 rows, and no more than fit the
+    output cap (truncated:true when there were more: page with LIMIT/OFFSET). NUMBER(p,0)
+    values are integers, NUMBER(p,s) exact decimals, BOOLEAN true/false, DATE YYYY-MM-DD,
+    TIMESTAMP_NTZ YYYY-MM-DD HH:MM:SS.fff.
     Writes are INVALID_ARGUMENT (use write_query); unsupported functions are UNIMPLEMENTED."""
     statement = parse(query, DIALECT)
     cat = _catalog(call)
     if statement.kind == "SHOW":
         data = statements.show(call.session, statement.tree, cat)  # type: ignore[arg-type]
-        return _rows(data[:MAX_ROWS], len(data) > MAX_ROWS)
+        return _rows(data[:MAX_ROWS], len(data) > MAX_ROWS, call.max_output_chars)
     if statement.kind == "DESCRIBE":
         columns = statements.describe(call.session, cat, statement.tree.this)
         return _rows([{"name": c["COLUMN_NAME"], "type": c["DATA_TYPE"], "kind": "COLUMN",
@@ -130,7 +139,7 @@ def read_query(call: Call, query: Query) -> dict[str, Any]:
     if statement.kind != "SELECT":
         raise invalid(f"{statement.kind} changes data: use write_query")
     result = _engine(call, cat).read(statement, MAX_ROWS)
-    return _rows([dict(zip(result.columns, row)) for row in result.rows], result.truncated)
+    return _rows([dict(zip(result.columns, row)) for row in result.rows], result.truncated, call.max_output_chars)
 
 
 def _write(call: Call, statement: Statement) -> dict[str, Any]:

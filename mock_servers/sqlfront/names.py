@@ -10,7 +10,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from mock_servers.core.errors import not_found
+from mock_servers.core.errors import invalid, not_found
 from mock_servers.sqlfront.types import LogicalType
 
 
@@ -50,7 +50,11 @@ class Catalog(Protocol):
 
 
 def name_parts(table: exp.Table) -> tuple[str, ...]:
-    return tuple(p.name for p in (table.args.get("catalog"), table.args.get("db"), table.this) if p)
+    """The parts of a table's name; a name of more than 3 parts (or not a name) is INVALID_ARGUMENT."""
+    parts = [p for p in (table.args.get("catalog"), table.args.get("db"), table.this) if p]
+    if not parts or not all(isinstance(p, exp.Identifier) for p in parts):
+        raise invalid(f"'{table.sql()}' is not a table name of 1 to 3 parts")
+    return tuple(p.name for p in parts)
 
 
 def find(catalog: Catalog, table: exp.Table) -> TableRef:
@@ -81,8 +85,6 @@ def resolve(tree: exp.Expression, catalog: Catalog, skip: set[int] | None = None
     for table in list(tree.find_all(exp.Table)):
         if skip and id(table) in skip:
             continue
-        if not isinstance(table.this, exp.Identifier):
-            raise not_found(f"table expression {table.sql()} is not supported")
         parts = name_parts(table)
         if len(parts) == 1 and parts[0] in ctes:
             continue

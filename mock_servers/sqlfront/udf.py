@@ -266,4 +266,4 @@ def register(conn: sqlite3.Connection) -> None:
         conn.create_function(name, arity, fn, deterministic=True)
     for name, aggregate in AGGREGATES.items():
         conn.create_aggregate(name, 1, aggregate)
-    conn.create_aggregate("SF_LISTAGG", 4, _ListAgg)
+    conn.create_aggregate("SF_LISTAGG", 4, _ListAgg)  # type: ignore[arg-type]  # a 4-argument step

@@ -49,15 +49,19 @@ def _syntax_error(exc: ParseError) -> str:
     return f"SQL syntax error{where}{near_text}: {found.get('description') or exc}"
 
 
-def parse(sql: str, dialect: str, fold: bool = True) -> Statement:
-    """The one statement in `sql`, in `dialect`; `fold` applies the dialect's identifier case
-    rules (Snowflake: unquoted names upper-case, quoted ones kept)."""
+def _refused(sql: str, dialect: str) -> None:
     word = _first_word(sql, dialect)
     if word in REFUSED:
         raise invalid(f"{word} statements are not allowed")
+
+
+def parse(sql: str, dialect: str, fold: bool = True) -> Statement:
+    """The one statement in `sql`, in `dialect`; `fold` applies the dialect's identifier case
+    rules (Snowflake: unquoted names upper-case, quoted ones kept)."""
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except ParseError as exc:
+        _refused(sql, dialect)
         raise invalid(_syntax_error(exc)) from None
     except TokenError as exc:
         raise invalid(f"SQL syntax error: {exc}") from None
@@ -68,7 +72,8 @@ def parse(sql: str, dialect: str, fold: bool = True) -> Statement:
     tree: exp.Expression = trees[0]  # type: ignore[assignment]
     kind = next((name for cls, name in _KINDS if isinstance(tree, cls)), None)
     if kind is None:
-        raise invalid(f"{word} statements are not supported")
+        _refused(sql, dialect)
+        raise invalid(f"{_first_word(sql, dialect)} statements are not supported")
     if fold:
         tree = normalize_identifiers(tree, dialect=dialect)
     return Statement(tree, kind)

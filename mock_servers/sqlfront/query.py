@@ -41,9 +41,27 @@ class Rows:
     truncated: bool
 
 
+def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
+    """A QUALIFY query's LIMIT and OFFSET apply after its filter: move them to a query around it
+    (SQLite has no QUALIFY; the translation filters in an outer query)."""
+    for select in list(tree.find_all(exp.Select)):
+        if select.args.get("qualify") and (select.args.get("limit") or select.args.get("offset")):
+            limit, offset = select.args.get("limit"), select.args.get("offset")
+            select.set("limit", None)
+            select.set("offset", None)
+            outer = exp.select("*").from_(select.copy().subquery("_q"))
+            outer.set("limit", limit)
+            outer.set("offset", offset)
+            if select is tree:
+                return outer
+            select.replace(outer)
+    return tree
+
+
 def prepare(tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
             skip: set[int] | None = None) -> Prepared:
     """Resolve, lower and type `tree` (changed in place)."""
+    tree = _limit_after_qualify(tree)
     tables = names.resolve(tree, catalog, skip)
     scope: dict[str, LogicalType] = {}
     for ref in tables.values():
@@ -98,6 +116,8 @@ def limit_rows(tree: exp.Expression, most: int) -> exp.Expression:
     """`tree` returning at most `most` rows, the limit in the SQL itself."""
     if not isinstance(tree, exp.Select | exp.SetOperation):
         return tree
+    if tree.args.get("qualify"):
+        return exp.select("*").from_(tree.subquery("_q")).limit(most)
     current = tree.args.get("limit")
     if current is None:
         tree.set("limit", exp.Limit(expression=exp.Literal.number(most)))

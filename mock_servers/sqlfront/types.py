@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Literal
 
 from sqlglot import exp
@@ -104,6 +105,7 @@ def from_datatype(dtype: exp.DataType) -> LogicalType:
     return LogicalType("other", 0, dtype.sql("snowflake"))
 
 
+@lru_cache(maxsize=1024)
 def from_text(text: str) -> LogicalType:
     """The logical type of a type as stored in a catalog (`NUMBER(10,2)`, `VARCHAR(16777216)`)."""
     return from_datatype(exp.DataType.build(text, dialect="snowflake"))

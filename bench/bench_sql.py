@@ -24,7 +24,6 @@ from pathlib import Path
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
-from mock_servers.core.sql import cursor
 from mock_servers.core.toolkit import ServerRuntime
 from mock_servers.snowflake import seed, toolbox
 from mock_servers.snowflake.catalog import SnowflakeCatalog

@@ -76,17 +76,25 @@ def point(table: exp.Table, ref: TableRef, alias: bool = True) -> None:
     table.set("catalog", None)
 
 
-def resolve(tree: exp.Expression, catalog: Catalog, skip: set[int] | None = None) -> dict[str, TableRef]:
-    """Point every table of `tree` (but CTE names and the nodes whose id is in `skip`) at its
-    physical table; the tables found, by physical name. Column qualifiers with database or
-    schema parts keep only the table part."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+def _cte_in_scope(table: exp.Table, name: str) -> bool:
+    """Whether a WITH around `table` defines `name` (then the name is that CTE, not a table)."""
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_")
+        if isinstance(with_, exp.With) and any(cte.alias_or_name == name for cte in with_.expressions):
+            return True
+        node = node.parent
+    return False
+
+
+def resolve(tree: exp.Expression, catalog: Catalog) -> dict[str, TableRef]:
+    """Point every table of `tree` (but references to a CTE in scope) at its physical table;
+    the tables found, by physical name. Column qualifiers with database or schema parts keep
+    only the table part."""
     found: dict[str, TableRef] = {}
     for table in list(tree.find_all(exp.Table)):
-        if skip and id(table) in skip:
-            continue
         parts = name_parts(table)
-        if len(parts) == 1 and parts[0] in ctes:
+        if len(parts) == 1 and _cte_in_scope(table, parts[0]):
             continue
         ref = find(catalog, table)
         found[ref.physical] = ref

@@ -58,11 +58,10 @@ def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def prepare(tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-            skip: set[int] | None = None) -> Prepared:
+def prepare(tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> Prepared:
     """Resolve, lower and type `tree` (changed in place)."""
     tree = _limit_after_qualify(tree)
-    tables = names.resolve(tree, catalog, skip)
+    tables = names.resolve(tree, catalog)
     scope: dict[str, LogicalType] = {}
     for ref in tables.values():
         for column in ref.columns:

@@ -14,6 +14,7 @@ from typing import Any
 
 import regex
 
+MAX_TEXT = 16_777_216  # the longest string a function may build (Snowflake's VARCHAR limit)
 REGEX_SECONDS = 0.5  # one regular-expression match may take this long, then the query fails
 _UNITS = {"YEAR": "year", "YEARS": "year", "Y": "year", "YY": "year", "YYYY": "year", "YR": "year",
           "QUARTER": "quarter", "QUARTERS": "quarter", "Q": "quarter", "QTR": "quarter",
@@ -189,6 +190,8 @@ def _pad(left: bool) -> Callable[..., str | None]:
         if value is None or length is None or fill is None:
             return None
         text, size, filler = str(value), int(length), str(fill)
+        if size > MAX_TEXT:
+            raise ValueError(f"padding to {size} characters exceeds the maximum of {MAX_TEXT}")
         if len(text) >= size or not filler:
             return text[:max(size, 0)]
         extra = (filler * size)[:size - len(text)]

@@ -77,7 +77,7 @@ def transpiled(runtime: ServerRuntime, sql: str) -> str:
     """The SQLite text the front end runs for `sql` (with its row limit)."""
     with runtime.db.read() as session:
         statement = parse(sql, "snowflake")
-        cat = SnowflakeCatalog(session, ("BENCH", "PUBLIC"), runtime.world.clock.at(0))
+        cat = SnowflakeCatalog(session, ("BENCH", "PUBLIC"), lambda: runtime.world.clock.at(0))
         query.name_outputs(statement.tree, "snowflake")
         prepared = query.prepare(statement.tree, cat, lambda: runtime.world.clock.at(0))
         prepared.tree = query.limit_rows(prepared.tree, 10_001)

@@ -3,7 +3,7 @@ table metadata the SQL front end keeps in step with DDL, and the listings of the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,9 +25,11 @@ def missing(parts: tuple[str, ...]) -> str:
 
 
 class SnowflakeCatalog:
-    """The catalog of one call: `defaults` is the current (database, schema)."""
+    """The catalog of one call: `defaults` is the current (database, schema); `now` is asked
+    only when something is created (a write call's clock ticks when first asked)."""
 
-    def __init__(self, session: Session, defaults: tuple[str | None, str | None], now: datetime) -> None:
+    def __init__(self, session: Session, defaults: tuple[str | None, str | None],
+                 now: Callable[[], datetime]) -> None:
         self.session = session
         self.database, self.schema = defaults
         self.now = now
@@ -73,7 +75,7 @@ class SnowflakeCatalog:
     def create_table(self, parts: tuple[str, ...], columns: list[ColumnSpec], comment: str | None) -> TableRef:
         schema_id = self.schema_id(parts[0], parts[1])
         cur = sql.run(self.session, "INSERT INTO sf_table (schema_id, name, physical, comment, created) "
-                      "VALUES (?, ?, '', ?, ?)", (schema_id, parts[2], comment, instant(self.now)))
+                      "VALUES (?, ?, '', ?, ?)", (schema_id, parts[2], comment, instant(self.now())))
         table_id = cur.lastrowid
         physical = PHYSICAL.format(table_id)
         sql.run(self.session, "UPDATE sf_table SET physical = ? WHERE id = ?", (physical, table_id))

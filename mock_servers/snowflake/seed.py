@@ -72,7 +72,7 @@ def build(session: Session, spec: Sequence[DatabaseDef], created: datetime) -> N
         for schema in database.schemas:
             if schema.name != "PUBLIC":
                 catalog.create_schema(session, db_id, schema.name, created, schema.comment)
-            cat = SnowflakeCatalog(session, (database.name, schema.name), created)
+            cat = SnowflakeCatalog(session, (database.name, schema.name), lambda: created)
             for table in schema.tables:
                 columns = [ColumnSpec(c.name, sqltypes.from_text(c.type), c.nullable, None, c.comment)
                            for c in table.columns]

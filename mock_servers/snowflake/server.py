@@ -16,6 +16,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from mock_servers.core import sql
 from mock_servers.core.errors import invalid
 from mock_servers.core.output import dump_json, items_that_fit
+from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.snowflake import catalog, statements
 from mock_servers.snowflake.catalog import SnowflakeCatalog
@@ -39,11 +40,11 @@ Name = Annotated[str, Field(min_length=1, max_length=255,
 
 
 def _catalog(call: Call) -> SnowflakeCatalog:
-    return SnowflakeCatalog(call.session, catalog.defaults(call.session, call.world.meta.accounts), call.now)
+    return SnowflakeCatalog(call.session, catalog.defaults(call.session, call.world.meta.accounts), lambda: call.now)
 
 
 def _engine(call: Call, cat: SnowflakeCatalog) -> Engine:
-    return Engine(sql.cursor(call.session), cat, lambda: call.now, DIALECT)
+    return Engine(sql.cursor(call.session), cat, cat.now, DIALECT)
 
 
 def _container(call: Call, name: str, table: str) -> str:
@@ -87,7 +88,7 @@ def list_tables(call: Call, database: Annotated[Name, Field(description="Databas
     {database,schema,data:[{TABLE_CATALOG,TABLE_SCHEMA,TABLE_NAME,COMMENT,ROW_COUNT}]}."""
     db_name = _container(call, database, "sf_database")
     schema_name = _container(call, schema, "sf_schema")
-    SnowflakeCatalog(call.session, (db_name, schema_name), call.now).schema_id(db_name, schema_name)
+    SnowflakeCatalog(call.session, (db_name, schema_name), lambda: call.now).schema_id(db_name, schema_name)
     found = catalog.tables_in(call.session, "d.name = ? AND s.name = ?", (db_name, schema_name))
     data = [{"TABLE_CATALOG": d, "TABLE_SCHEMA": s, "TABLE_NAME": t, "COMMENT": c,
              "ROW_COUNT": sql.scalar(call.session, f'SELECT COUNT(*) FROM "{p}"')} for d, s, t, c, p in found]
@@ -147,7 +148,7 @@ def _write(call: Call, statement: Statement) -> dict[str, Any]:
     tree = statement.tree
     if statement.kind == "USE":
         return {"statement_type": statements.use(call.session, tree, cat), "rows_affected": 0}  # type: ignore[arg-type]
-    done = statements.containers(call.session, tree, cat, call.now)
+    done = statements.containers(call.session, tree, cat)
     if done is not None:
         return {"statement_type": done, "rows_affected": 0}
     outcome = _engine(call, cat).write(statement)
@@ -189,7 +190,7 @@ def append_insight(call: Call, insight: Annotated[str, Field(
         min_length=1, max_length=10_000, description="A finding to keep in the insights memo")]) -> dict[str, Any]:
     """Add a data insight to the memo (readable as the resource memo://insights). Returns
     {insight_count}."""
-    sql.run(call.session, "INSERT INTO sf_insight (text, created) VALUES (?, ?)", (insight, call.now.isoformat()))
+    sql.run(call.session, "INSERT INTO sf_insight (text, created) VALUES (?, ?)", (insight, instant(call.now)))
     return {"insight_count": sql.scalar(call.session, "SELECT COUNT(*) FROM sf_insight")}
 
 

@@ -4,7 +4,6 @@ container DDL (CREATE / DROP DATABASE and SCHEMA)."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 from sqlglot import exp
@@ -112,7 +111,7 @@ def use(session: Session, tree: exp.Use, cat: SnowflakeCatalog) -> str:
     raise ToolFailure(Code.UNIMPLEMENTED, f"USE {kind} is not supported", hint="USE DATABASE d or USE SCHEMA d.s")
 
 
-def containers(session: Session, tree: exp.Expression, cat: SnowflakeCatalog, now: datetime) -> str | None:
+def containers(session: Session, tree: exp.Expression, cat: SnowflakeCatalog) -> str | None:
     """CREATE / DROP DATABASE or SCHEMA; the statement type, None when `tree` is neither."""
     kind = str(tree.args.get("kind") or "").upper()
     if not isinstance(tree, exp.Create | exp.Drop) or kind not in ("DATABASE", "SCHEMA"):
@@ -141,7 +140,7 @@ def containers(session: Session, tree: exp.Expression, cat: SnowflakeCatalog, no
         exists = False
     if not exists:
         if schema is None:
-            catalog.create_database(session, database, now)
+            catalog.create_database(session, database, cat.now())
         else:
-            catalog.create_schema(session, catalog.database_id(session, database), schema, now)
+            catalog.create_schema(session, catalog.database_id(session, database), schema, cat.now())
     return f"CREATE {kind}"

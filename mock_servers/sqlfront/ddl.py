@@ -49,6 +49,14 @@ class Outcome:
     rows: int = 0
 
 
+def _run(cursor: sqlite3.Cursor, sql: str, ref: TableRef) -> sqlite3.Cursor:
+    """Run DDL on `ref`'s physical table; an SQLite error is INVALID_ARGUMENT naming the table."""
+    try:
+        return cursor.execute(sql)
+    except sqlite3.Error as exc:
+        raise invalid(names.logical(f"SQL error: {exc}", {ref.physical: ref})) from None
+
+
 def _physical_column(spec: ColumnSpec) -> str:
     text = f"{ident(spec.name)} {spec.type.affinity}"
     if not spec.nullable:
@@ -60,7 +68,7 @@ def _physical_column(spec: ColumnSpec) -> str:
 
 def create_physical(cursor: sqlite3.Cursor, ref: TableRef, columns: list[ColumnSpec]) -> None:
     body = ", ".join(_physical_column(c) for c in columns)
-    cursor.execute(f"CREATE TABLE {ident(ref.physical)} ({body})")
+    _run(cursor, f"CREATE TABLE {ident(ref.physical)} ({body})", ref)
 
 
 def column_spec(node: exp.ColumnDef) -> ColumnSpec:
@@ -134,10 +142,14 @@ def create(cursor: sqlite3.Cursor, tree: exp.Create, catalog: WritableCatalog,
         return Outcome(".".join(full), False)
     if old is not None and not tree.args.get("replace"):
         raise ToolFailure(Code.ALREADY_EXISTS, f"Object '{'.'.join(full)}' already exists.")
-    select = tree.args.get("expression")
+    if not full[-1]:
+        raise invalid("a table needs a name")
+    select, source = tree.args.get("expression"), _copied(tree, catalog)
     prepared = None
     if select is not None:
         prepared, columns = _select_columns(cursor, select, catalog, now, dialect)
+    elif source is not None:
+        columns = [ColumnSpec(c.name, c.type) for c in source.columns]
     else:
         columns = [column_spec(c) for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
     if not columns:
@@ -150,7 +162,19 @@ def create(cursor: sqlite3.Cursor, tree: exp.Create, catalog: WritableCatalog,
     rows = 0
     if prepared is not None:
         rows = query.execute(cursor, prepared, f"INSERT INTO {ident(ref.physical)} {prepared.sql()}").rowcount
+    elif source is not None and tree.args.get("clone"):
+        rows = _run(cursor, f"INSERT INTO {ident(ref.physical)} SELECT * FROM {ident(source.physical)}", ref).rowcount
     return Outcome(ref.display, True, max(rows, 0))
+
+
+def _copied(tree: exp.Create, catalog: Catalog) -> TableRef | None:
+    """The table whose columns CREATE TABLE ... LIKE (columns) or CLONE (columns and rows) copies."""
+    clone = tree.args.get("clone")
+    if isinstance(clone, exp.Clone) and isinstance(clone.this, exp.Table):
+        return names.find(catalog, clone.this)
+    props = tree.args.get("properties")
+    like = next((p for p in props.expressions if isinstance(p, exp.LikeProperty)), None) if props else None
+    return names.find(catalog, like.this) if like is not None and isinstance(like.this, exp.Table) else None
 
 
 def drop(cursor: sqlite3.Cursor, ref: TableRef, catalog: WritableCatalog) -> None:
@@ -185,7 +209,7 @@ def alter(cursor: sqlite3.Cursor, tree: exp.Alter, catalog: WritableCatalog) -> 
             spec = column_spec(action)
             _check_names([*(ColumnSpec(c.name, c.type) for c in ref.columns), spec])
             catalog.add_column(ref, spec)
-            cursor.execute(f"ALTER TABLE {ident(ref.physical)} ADD COLUMN {_physical_column(spec)}")
+            _run(cursor, f"ALTER TABLE {ident(ref.physical)} ADD COLUMN {_physical_column(spec)}", ref)
         elif isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None \
                 and not any(v for k, v in action.args.items() if k not in ("this", "comment")):
             _column(ref, action.name)

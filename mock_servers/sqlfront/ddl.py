@@ -75,10 +75,7 @@ def column_spec(node: exp.ColumnDef) -> ColumnSpec:
     """A column definition of CREATE or ALTER TABLE."""
     if not isinstance(node.args.get("kind"), exp.DataType):
         raise invalid(f"column {node.name} needs a type")
-    try:
-        kind = types.from_datatype(node.args["kind"])
-    except ValueError as exc:
-        raise invalid(str(exc)) from None
+    kind = types.from_datatype(node.args["kind"])
     nullable, default, comment = True, None, None
     for constraint in node.args.get("constraints") or []:
         what = constraint.args.get("kind")

@@ -3,6 +3,7 @@ statement, ATTACH / DETACH / PRAGMA / VACUUM, and any statement we do not know."
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import sqlglot
@@ -12,6 +13,8 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from mock_servers.core.errors import invalid
 
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its warnings are about the agent's SQL, answered as errors
+
 ONE_STATEMENT = "send one statement per call"
 REFUSED = frozenset({"ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX", "ANALYZE", "LOAD", "INSTALL"})
 _KINDS: tuple[tuple[type[exp.Expression], str], ...] = (
@@ -20,6 +23,8 @@ _KINDS: tuple[tuple[type[exp.Expression], str], ...] = (
     (exp.Drop, "DROP"), (exp.Alter, "ALTER"), (exp.TruncateTable, "TRUNCATE"),
     (exp.Comment, "COMMENT"), (exp.Use, "USE"), (exp.Show, "SHOW"), (exp.Describe, "DESCRIBE"),
 )
+_KNOWN = frozenset({"SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER",
+                    "TRUNCATE", "COMMENT", "USE", "SHOW", "DESCRIBE", "DESC"})
 READS = frozenset({"SELECT", "SHOW", "DESCRIBE"})
 
 
@@ -73,7 +78,10 @@ def parse(sql: str, dialect: str, fold: bool = True) -> Statement:
     kind = next((name for cls, name in _KINDS if isinstance(tree, cls)), None)
     if kind is None:
         _refused(sql, dialect)
-        raise invalid(f"{_first_word(sql, dialect)} statements are not supported")
+        word = _first_word(sql, dialect)
+        if isinstance(tree, exp.Command) and word in _KNOWN:
+            raise invalid(f"SQL syntax error: this {word} statement could not be parsed")
+        raise invalid(f"{word} statements are not supported")
     if fold:
         tree = normalize_identifiers(tree, dialect=dialect)
     return Statement(tree, kind)

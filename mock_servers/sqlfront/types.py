@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
+from mock_servers.core.errors import invalid
+
 Kind = Literal["int", "decimal", "float", "text", "bool", "date", "timestamp", "time", "binary", "other"]
 DType = exp.DataType.Type
 
@@ -85,7 +87,7 @@ def from_datatype(dtype: exp.DataType) -> LogicalType:
         if len(params) == 1:
             scale = 0
         if not 1 <= precision <= 38 or not 0 <= scale <= precision:
-            raise ValueError(f"type {dtype.sql('snowflake')} has a bad precision or scale")
+            raise invalid(f"type {dtype.sql('snowflake')} has a bad precision or scale")
         kind: Kind = "decimal" if scale else "int"
         return LogicalType(kind, scale, f"NUMBER({precision},{scale})")
     if this in _FLOATS:

@@ -132,6 +132,12 @@ def _number(value: Any) -> Decimal | None:
 
 
 def _exact(value: Any, scale: int) -> Any:
+    if type(value) is int:
+        return value
+    if type(value) is float and math.isfinite(value):
+        near = round(value, scale)
+        if abs(near - value) <= 10.0 ** -(scale + 3):  # already at its scale but for binary noise
+            return int(near) if near.is_integer() else near
     number = _number(value)
     if number is None:
         return _plain(value)

@@ -18,6 +18,7 @@ from mock_servers.snowflake.catalog import SnowflakeCatalog
 from mock_servers.sqlfront import ColumnSpec
 from mock_servers.sqlfront import types as sqltypes
 from mock_servers.sqlfront.ddl import create_physical
+from mock_servers.sqlfront.store import conform
 
 
 @dataclass
@@ -82,3 +83,4 @@ def build(session: Session, spec: Sequence[DatabaseDef], created: datetime) -> N
                     marks = sql.marks(len(columns))
                     cursor.executemany(f'INSERT INTO "{ref.physical}" VALUES ({marks})',
                                        ([stored(v) for v in row] for row in table.rows))
+                    conform(cursor, ref)

@@ -14,7 +14,7 @@ from typing import Protocol
 from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
-from mock_servers.sqlfront import names, query, types
+from mock_servers.sqlfront import names, query, store, types
 from mock_servers.sqlfront.names import Catalog, TableRef
 from mock_servers.sqlfront.target import Target, ident
 from mock_servers.sqlfront.types import LogicalType
@@ -161,6 +161,8 @@ def create(cursor: sqlite3.Cursor, tree: exp.Create, catalog: WritableCatalog,
         rows = query.execute(cursor, prepared, f"INSERT INTO {ident(ref.physical)} {prepared.sql()}").rowcount
     elif source is not None and tree.args.get("clone"):
         rows = _run(cursor, f"INSERT INTO {ident(ref.physical)} SELECT * FROM {ident(source.physical)}", ref).rowcount
+    if rows:
+        store.conform(cursor, ref)
     return Outcome(ref.display, True, max(rows, 0))
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
-from mock_servers.sqlfront import ddl, merge, query, udf
+from mock_servers.sqlfront import ddl, merge, query, store, udf
 from mock_servers.sqlfront.ddl import Outcome, WritableCatalog
 from mock_servers.sqlfront.parse import Statement
 from mock_servers.sqlfront.query import Rows
@@ -40,17 +40,29 @@ class Engine:
             raise invalid(f"{statement.kind} is not a query")
         return query.read(self.cursor, statement.tree, self.catalog, self.now, self.dialect, max_rows)
 
+    def _conformed(self, prepared: query.Prepared, kind: str) -> str | None:
+        """Bring the table a DML statement wrote to its column types; its logical name."""
+        target = prepared.tree.this
+        if isinstance(target, exp.Schema):
+            target = target.this
+        ref = prepared.tables.get(target.name) if isinstance(target, exp.Table) else None
+        if ref is not None and kind != "DELETE":
+            store.conform(self.cursor, ref)
+        return ref.display if ref else None
+
     def write(self, statement: Statement) -> Outcome:
         """Run a DML or table DDL statement; what it changed."""
         tree, kind = statement.tree, statement.kind
         if kind in ("INSERT", "UPDATE", "DELETE"):
             _strip_set_qualifiers(tree)
             prepared = query.prepare(tree, self.catalog, self.now)
-            shown = next(iter(prepared.tables.values())).display if prepared.tables else None
-            return Outcome(shown, rows=max(query.execute(self.cursor, prepared).rowcount, 0))
+            rows = max(query.execute(self.cursor, prepared).rowcount, 0)
+            return Outcome(self._conformed(prepared, kind), rows=rows)
         if kind == "MERGE":
             prepared = query.prepare(tree, self.catalog, self.now)
-            return Outcome(rows=merge.merge(self.cursor, prepared))
+            rows = merge.merge(self.cursor, prepared)
+            self._conformed(prepared, kind)
+            return Outcome(rows=rows)
         if kind == "CREATE" and isinstance(tree, exp.Create) and str(tree.args.get("kind")).upper() == "TABLE":
             return ddl.create(self.cursor, tree, self.catalog, self.now, self.dialect)
         if kind == "DROP" and isinstance(tree, exp.Drop) and str(tree.args.get("kind")).upper() == "TABLE":

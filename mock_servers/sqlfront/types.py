@@ -1,13 +1,13 @@
 """Logical column types: what a declared SQL type means, how it is stored in SQLite, and how a
 stored value is shown.
 
-Exact decimals (NUMBER(p,s) with s > 0, DECIMAL, NUMERIC) are stored as REAL. A double holds
-every decimal of up to 15 significant digits as its nearest binary value, and the shortest text
-of that value is the decimal again; so a value is shown rounded to its column's scale, and the
-results of arithmetic and aggregates are rounded to the scale the expression has (see
-`sqlfront.infer`), which makes 0.1 + 0.2 come back as 0.3 and SUM over a NUMBER(10,2) column
-exact to the cent. Comparisons whose sides are computed decimals compare at that scale too.
-Precision beyond 15 significant digits is not kept."""
+Exact decimals (NUMBER(p,s) with s > 0, DECIMAL, NUMERIC) are stored as REAL, rounded to their
+scale by every write (`sqlfront.store`). A double holds every decimal of up to 15 significant
+digits as its nearest binary value, and the shortest text of that value is the decimal again;
+so a value is shown rounded to its column's scale, and the results of arithmetic and aggregates
+are rounded to the scale the expression has (see `sqlfront.infer`), which makes 0.1 + 0.2 come
+back as 0.3 and SUM over a NUMBER(10,2) column exact to the cent. Comparisons whose sides are
+computed decimals compare at that scale too. Precision beyond 15 significant digits is not kept."""
 
 from __future__ import annotations
 

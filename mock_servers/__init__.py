@@ -20,6 +20,7 @@ SERVERS: dict[str, str] = {
     "python_execute": "mock_servers.python_execute",
     "terminal": "mock_servers.terminal",
     "claim_done": "mock_servers.claim_done",
+    "snowflake": "mock_servers.snowflake",
 }
 
 

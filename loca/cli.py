@@ -321,6 +321,12 @@ def run(
              "awareness; react for none; add paper for the paper's settings")] = None,
     strategy_config: Annotated[Path | None, typer.Option(
         help="YAML or JSON file tuning the strategies (`context:`, optionally `strategy:`)")] = None,
+    max_in_flight: Annotated[int | None, typer.Option(
+        min=1, help="model calls in flight at once, for the whole run")] = None,
+    requests_per_minute: Annotated[float | None, typer.Option(
+        min=0.001, help="model calls per minute, for the whole run")] = None,
+    tokens_per_minute: Annotated[float | None, typer.Option(
+        min=1, help="model tokens (input + output) per minute, for the whole run")] = None,
     strict: Annotated[bool, typer.Option(
         help="refuse options the model's profile does not support (--no-strict sends them)")] = True,
 ) -> None:
@@ -331,7 +337,7 @@ def run(
     from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
-    from scaffolds.clients import Sampling, Timeouts
+    from scaffolds.clients import RateLimits, Sampling, Timeouts
     from scaffolds.context import choose, load_file
 
     if executor not in ("local", "ray"):
@@ -354,6 +360,9 @@ def run(
                            tool_filter=tool_filter,
                            timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}),
                            strategy=choice.name, context=choice.context, strict=strict,
+                           rate_limits=RateLimits(max_in_flight=max_in_flight,
+                                                  requests_per_minute=requests_per_minute,
+                                                  tokens_per_minute=tokens_per_minute),
                            **({"system_prompt": paper.pop("system_prompt"),
                                "sampling": Sampling(**paper)} if paper else {}))
     except ValidationError as exc:

@@ -6,7 +6,8 @@ storage is assumed) and returns the episode's record with its folder packed as a
 which the driver unpacks into `episodes/<id>/`. The run directory therefore holds the same files
 as a local run, and a run started one way resumes the other. Without an address a local Ray
 instance is started with `processes` CPUs and stopped at the end; with one, the driver joins that
-cluster (every node needs this package installed) and leaves it running."""
+cluster (every node needs this package installed) and leaves it running. A model agent's rate
+limits are served by one limiter actor, so that all workers share the run's budget."""
 
 from __future__ import annotations
 
@@ -19,10 +20,41 @@ from pathlib import Path
 from typing import Any
 
 from loca.runner import Episode, EpisodeFn, RunConfig, RunDir, failure_record
+from scaffolds.clients import RateLimits, rate_group
+from scaffolds.clients.ratelimit import LocalLimiter, share
 
 
-def _play_packed(run_episode: EpisodeFn, episode: Episode, config: RunConfig) -> tuple[dict[str, Any], bytes]:
+class _LimiterActor:
+    """The run's one rate limiter on Ray (spec §7.3): every worker's attempts take its permits."""
+
+    def __init__(self, limits: RateLimits) -> None:
+        self.limiter = LocalLimiter(limits)
+
+    async def acquire(self, tokens: int) -> None:
+        await self.limiter.acquire(tokens)
+
+    async def release(self, tokens: int, used: int | None, throttled: bool) -> None:
+        await self.limiter.release(tokens, used, throttled)
+
+
+class _RemoteLimiter:
+    """A worker's view of the limiter actor."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    async def acquire(self, tokens: int) -> None:
+        await self.actor.acquire.remote(tokens)
+
+    async def release(self, tokens: int, used: int | None, throttled: bool) -> None:
+        await self.actor.release.remote(tokens, used, throttled)
+
+
+def _play_packed(run_episode: EpisodeFn, episode: Episode, config: RunConfig,
+                 limiter: Any = None) -> tuple[dict[str, Any], bytes]:
     """On a worker: the episode's record and its folder as a gzip'd tar."""
+    if limiter is not None:
+        share(rate_group(config.agent, config.base_url), _RemoteLimiter(limiter))
     with tempfile.TemporaryDirectory(prefix="loca-ray-") as scratch:
         folder = Path(scratch) / "episode"
         record = run_episode(episode, folder, config)
@@ -51,8 +83,11 @@ def ray_results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode
         ray.init(address=address, num_cpus=None if address else max(1, processes),
                  include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
+        limiter = None
+        if not config.scripted and not config.rate_limits.unlimited:
+            limiter = ray.remote(num_cpus=0)(_LimiterActor).remote(config.rate_limits)
         remote = ray.remote(num_cpus=1, max_retries=0)(_play_packed)
-        pending = {remote.remote(run_episode, episode, config): episode for episode in todo}
+        pending = {remote.remote(run_episode, episode, config, limiter): episode for episode in todo}
         while pending:
             (ref,), _ = ray.wait(list(pending), num_returns=1)
             episode = pending.pop(ref)

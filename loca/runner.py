@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from loca import __version__
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
-from scaffolds.clients import Sampling, Timeouts, agent_profile, is_llm_agent
+from scaffolds.clients import RateLimits, Sampling, Timeouts, agent_profile, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
 
@@ -64,6 +64,10 @@ class RunConfig(BaseModel):
     """Budget terms and strategies, fully resolved."""
     system_prompt: str = "system/react@1"
     sampling: Sampling = Field(default_factory=Sampling)
+    rate_limits: RateLimits = Field(default_factory=RateLimits)
+    """Of the agent's rate group (spec §7.3), for the whole run: split evenly between worker
+    processes, shared through one limiter on Ray. It paces calls, it decides no result: out of
+    the digest."""
     strict: bool = True
     """Refuse options the model's profile does not list as supported (reasoning settings on a
     non-reasoning model); it decides what may run, not a result, so it stays out of the digest."""
@@ -106,7 +110,9 @@ class RunConfig(BaseModel):
         return list(dict.fromkeys(values))
 
     def digest(self) -> str:
-        return hashlib.sha256(self.model_dump_json(exclude={"timeouts", "strict"}).encode()).hexdigest()[:16]
+        """Of what decides the results (not timeouts, strictness or rate limits)."""
+        decisive = self.model_dump_json(exclude={"timeouts", "strict", "rate_limits"})
+        return hashlib.sha256(decisive.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -301,9 +307,10 @@ def _results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: E
             except Exception as exc:
                 yield episode, failure_record(episode, "harness_error", exc)
         return
+    share = config.model_copy(update={"rate_limits": config.rate_limits.split(processes)})
     with ProcessPoolExecutor(max_workers=processes) as pool:
         futures: dict[Future[dict[str, Any]], Episode] = {
-            pool.submit(run_episode, e, run.episode_dir(e), config): e for e in todo}
+            pool.submit(run_episode, e, run.episode_dir(e), share): e for e in todo}
         for future in as_completed(futures):
             episode = futures[future]
             try:

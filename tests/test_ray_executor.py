@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +73,33 @@ def test_a_local_run_stopped_after_one_episode_is_finished_on_ray(local_ray: Non
     summary = execute(_config(), out, run_episode, processes=2, executor="ray")
     assert summary["episodes"] == summary["passed"] == 3
     assert sorted(_records(out)) == sorted(e.episode_id for e in plan(_config()))
+
+
+def _hold(actor: Any, seconds: float) -> tuple[float, float]:
+    """On a worker: hold one permit of the shared limiter for `seconds`; when it was held."""
+    import asyncio
+    import time
+
+    from loca.ray_executor import _RemoteLimiter
+
+    async def hold() -> tuple[float, float]:
+        limiter = _RemoteLimiter(actor)
+        await limiter.acquire(1)
+        start = time.time()
+        await asyncio.sleep(seconds)
+        end = time.time()
+        await limiter.release(1, 1, False)
+        return start, end
+
+    return asyncio.run(hold())
+
+
+def test_workers_share_one_rate_limiter(local_ray: None) -> None:
+    from loca.ray_executor import _LimiterActor
+    from scaffolds.clients import RateLimits
+
+    actor = ray.remote(num_cpus=0)(_LimiterActor).remote(RateLimits(max_in_flight=1))
+    hold = ray.remote(num_cpus=1)(_hold)
+    spans = sorted(ray.get([hold.remote(actor, 0.5) for _ in range(3)]))
+    for (_, end), (start, _) in pairwise(spans):
+        assert start >= end  # one permit in the whole cluster: the holds never overlap

@@ -37,9 +37,9 @@ class Episode:
     def row(self) -> dict[str, Any]:
         """What the episode table shows of it."""
         r, p = self.record or {}, self.planned
-        metrics = r.get("metrics") if isinstance(r.get("metrics"), dict) else {}
-        firings = metrics.get("strategy_firings") if isinstance(metrics.get("strategy_firings"), dict) else {}
-        checks = r.get("checks") if isinstance(r.get("checks"), list) else []
+        metrics = _mapping(r.get("metrics"))
+        firings = _mapping(metrics.get("strategy_firings"))
+        checks: list[Any] = r["checks"] if isinstance(r.get("checks"), list) else []
         return {
             "key": self.key, "run": self.run.root.name, "episode_id": p["episode_id"], "task": p["task"],
             "length": label(p["target_tokens"]), "target_tokens": p["target_tokens"], "seed": p["seed"],
@@ -50,7 +50,7 @@ class Episode:
             "reward": r.get("reward"), "turns": metrics.get("turns"), "tool_calls": metrics.get("tool_calls"),
             "peak_request_tokens": metrics.get("peak_request_tokens"),
             "trajectory_tokens": metrics.get("trajectory_tokens"),
-            "firings": sum(v for v in firings.values() if isinstance(v, int)),
+            "firings": sum(int(v) for v in firings.values() if isinstance(v, int)),
             "failed_checks": [str(c.get("name")) for c in checks if isinstance(c, dict) and not c.get("passed")],
         }
 
@@ -69,6 +69,10 @@ class Episode:
             return read_timeline(self.trajectory())
         except OSError as exc:
             raise NotFound(f"episode {self.key}: its trajectory cannot be read ({exc.strerror})") from None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _page(query: Mapping[str, str]) -> tuple[int, int]:
@@ -91,7 +95,7 @@ class Catalog:
         self.episodes()  # a directory that is not a run fails here, at start-up
 
     def _stamps(self) -> tuple[Any, ...]:
-        stamps = []
+        stamps: list[tuple[int, int] | None] = []
         for root in self.roots:
             for name in RUN_FILES:
                 try:
@@ -134,12 +138,12 @@ class Catalog:
         """One episode: its row, checks, metrics, ledger header and context series; no entries."""
         episode = self.episode(key)
         record = episode.record or {}
+        timeline: Timeline | None = None
         try:
-            timeline: Timeline | None = episode.timeline()
-        except NotFound as exc:
-            timeline, problems = None, [str(exc)]
-        else:
+            timeline = episode.timeline()
             problems = timeline.problems
+        except NotFound as exc:
+            problems = [str(exc)]
         verdict = timeline.verdict if timeline else None
         checks = record.get("checks") if isinstance(record.get("checks"), list) else (verdict or {}).get("checks")
         header = timeline.header if timeline else {}

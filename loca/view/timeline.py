@@ -155,7 +155,7 @@ def _request(p: dict[str, Any]) -> dict[str, Any]:
 
 def _strategy(p: dict[str, Any], seq: Any, effects: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
     """A strategy decision, and a note on each message it touched."""
-    changes = p.get("changes") if isinstance(p.get("changes"), dict) else {}
+    changes: dict[str, Any] = p["changes"] if isinstance(p.get("changes"), dict) else {}
     touched: dict[str, list[int]] = {}
     for key, label in EFFECTS.items():
         mids = [m for m in changes.get(key) or () if isinstance(m, int)]

@@ -60,7 +60,8 @@ async function showList() {
   show("list-view");
   document.title = "LOCA trajectories";
   const data = await api("/api/episodes", {...list.filters, offset: list.offset, limit: PAGE});
-  $("#runs").textContent = data.runs.join(" · ");
+  $("#runs").textContent = data.runs.map((path) => path.replace(/\/+$/, "").split("/").pop()).join(" · ");
+  $("#runs").title = data.runs.join("\n");
   drawFilters(data.filters);
   $("#count").textContent = `${data.total} episode${data.total === 1 ? "" : "s"}` +
     (data.total > PAGE ? `, ${data.offset + 1}–${data.offset + data.items.length} shown` : "");

@@ -419,7 +419,7 @@ def view(
     except ReportError as exc:
         complain(f"loca: error: {exc}")
         raise typer.Exit(2) from None
-    serve(catalog, host, port, announce=say)
+    serve(catalog, host, port, announce=typer.echo)
 
 
 def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:

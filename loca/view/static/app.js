@@ -226,7 +226,8 @@ function message(e) {
     `${fmt(e.tokens)} tokens`, run.latency_s != null ? `${run.latency_s.toFixed(3)} s` : null,
     run.status && run.status !== "executed" ? run.status : null, e.is_error ? "error" : null,
     e.parent_call_id ? `nested in ${e.parent_call_id}` : null,
-    e.response && e.response.finish_reason ? `finish: ${e.response.finish_reason}` : null));
+    e.response && e.response.finish_reason ? `finish: ${e.response.finish_reason}` : null,
+    e.response && e.response.attempts > 1 ? `${e.response.attempts} attempts` : null));
 
   for (const part of e.parts) {
     if (part.type === "tool_call") {

@@ -355,6 +355,11 @@ def test_the_page_in_headless_chromium(runs: Runs, viewer: str, browser: Any) ->
     markers = browser.find_elements(By.CSS_SELECTOR, "#chart path.firing")
     assert [int(m.get_attribute("data-turn")) for m in markers] == [p["turn"] for p in series if p["fired"]]
     assert any("clear_tool_results" in m.get_attribute("data-fired") for m in markers)
+    last_turn = f'#timeline li.request[data-turn="{series[-1]["turn"]}"]'
+    points[-1].click()
+    _wait(browser, lambda d: 0 <= d.execute_script(
+        f"return document.querySelector('{last_turn}').getBoundingClientRect().top") < 50,
+        "the chart's last point scrolling its turn into view")
 
     call = next(p for m in ledger if m["role"] == "assistant" for p in m["parts"] if p["type"] == "tool_call")
     shown = browser.find_element(By.CSS_SELECTOR, f'.call[data-call="{call["call_id"]}"]')

@@ -112,6 +112,7 @@ async function showEpisode(key) {
   const summary = await api("/api/episode", {key});
   const r = summary.row;
   document.title = `${r.task} ${r.length} s${r.seed} · LOCA`;
+  $("#runs").textContent = r.run;
   $("#title").textContent = `${r.task} · ${r.length} · seed ${r.seed} · ${r.agent} · ${r.strategy}`;
   const fact = (label, value, cls) => h("span", {}, label + " ", h("b", {class: cls}, fmt(value)));
   $("#facts").replaceChildren(...[
@@ -178,9 +179,12 @@ function drawChart(series, window) {
   }
   svg.append(s("polyline", {class: "line", points: series.map((p, i) => `${x(i)},${y(p.predicted || 0)}`).join(" ")}));
   series.forEach((p, i) => {
-    svg.append(s("circle", {class: "point", cx: x(i), cy: y(p.predicted || 0), r: 3.5, "data-turn": p.turn,
-                            "data-tokens": p.predicted},
-                 s("title", {}, `turn ${p.turn}: ${fmt(p.predicted)} tokens, ${fmt(p.view_messages)} messages in view`)));
+    const point = s("circle", {class: "point", cx: x(i), cy: y(p.predicted || 0), r: 4, "data-turn": p.turn,
+                               "data-tokens": p.predicted},
+                    s("title", {}, `turn ${p.turn}: ${fmt(p.predicted)} tokens, ${fmt(p.view_messages)} messages ` +
+                                   "in view (click: go to the turn)"));
+    point.addEventListener("click", () => goToTurn(p.turn).catch(fail));
+    svg.append(point);
     if (p.fired.length) {
       const fired = p.fired.map((name) => `${name} freed ${fmt(p.freed[name] || 0)}`).join("; ");
       svg.append(s("path", {class: "firing", d: `M${x(i) - 6},${T - 14} h12 l-6,10 z`, "data-turn": p.turn,
@@ -189,6 +193,17 @@ function drawChart(series, window) {
   });
   $("#chart").replaceChildren(svg, h("p", {class: "meta"},
     "predicted request size before each model call; ▼ a strategy fired before it (hover for what it freed)"));
+}
+
+async function goToTurn(turn) {
+  const selector = `#timeline li.request[data-turn="${turn}"]`;
+  while (!document.querySelector(selector) && episode && episode.offset < episode.total) {
+    const before = episode.offset;
+    await loadMore();
+    if (episode.offset === before) return;
+  }
+  const target = document.querySelector(selector);
+  if (target) target.scrollIntoView({block: "start"});
 }
 
 // --- ledger entries -----------------------------------------------------------------------------

@@ -37,6 +37,7 @@ context:
 """
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 REQUIRE_BROWSER = os.environ.get("LOCA_REQUIRE_BROWSER") == "1"
+WINDOW = (1400, 1000)
 
 
 def loca(*args: str) -> int:
@@ -194,12 +195,13 @@ def test_retries_show_in_the_ledger(runs: Runs, tmp_path: Path) -> None:
     run = _copy(runs.react, tmp_path / "run")
     path = runs.trajectory(run)
     lines = path.read_text(encoding="utf-8").splitlines()
-    retry = {"seq": 999, "type": "llm_retry", "payload": {"turn": 1, "outcome": "rate_limited", "wait_s": 2.0,
-                                                           "error": "429 Too Many Requests"}}
+    retry = {"seq": 999, "type": "llm_retry", "payload": {"turn": 1, "number": 1, "outcome": "transient",
+                                                           "status": 429, "message": "Too Many Requests",
+                                                           "wait_s": 2.0, "latency_s": 0.1}}
     path.write_text("\n".join([*lines[:4], json.dumps(retry), *lines[4:]]) + "\n", encoding="utf-8")
     items = client(run).get("/api/entries", params={"key": f"0:{runs.record(run)['episode_id']}"}).json()["items"]
     (shown,) = [e for e in items if e["kind"] == "llm_retry"]
-    assert shown["payload"]["outcome"] == "rate_limited" and "429 Too Many Requests" in shown["text"]
+    assert shown["payload"] == {k: v for k, v in retry["payload"].items() if k != "latency_s"}
 
 
 def test_unfinished_and_escaping_episodes(runs: Runs, tmp_path: Path) -> None:
@@ -289,8 +291,8 @@ def browser() -> Iterator[Any]:
         pytest.skip(message)
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                     "--disable-gpu", "--no-first-run", "--disable-extensions"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run",
+                     "--disable-extensions", f"--window-size={WINDOW[0]},{WINDOW[1]}"):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     driver.implicitly_wait(0)
@@ -308,15 +310,16 @@ def _wait(driver: Any, condition: Any, what: str, timeout: float = 15) -> Any:
 
 def _screenshot(driver: Any, name: str, height: int | None = None) -> None:
     """Saved under LOCA_VIEW_SCREENSHOTS when set (the README's pictures), the window made
-    `height` pixels tall first."""
+    `height` pixels tall for it."""
     folder = os.environ.get("LOCA_VIEW_SCREENSHOTS")
     if folder:
         from PIL import Image
 
         if height:
-            driver.set_window_size(1400, height)
+            driver.set_window_size(WINDOW[0], height)
         path = Path(folder) / name
         driver.save_screenshot(str(path))
+        driver.set_window_size(*WINDOW)
         with Image.open(path) as shot:  # 256 colours: a third of the bytes, the same picture
             small = shot.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
         small.save(path, optimize=True)
@@ -343,6 +346,7 @@ def test_the_page_in_headless_chromium(runs: Runs, viewer: str, browser: Any) ->
     ledger = messages(events)
     _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li.message")) == len(ledger),
           "every message of the ledger")
+    _screenshot(browser, "viewer_episode.png", height=1900)
     checks = browser.find_elements(By.CSS_SELECTOR, "#checks tbody tr")
     assert [(c.get_attribute("data-check"), c.find_elements(By.TAG_NAME, "td")[1].text) for c in checks] == \
         [(c["name"], "yes") for c in record["checks"]]
@@ -356,10 +360,11 @@ def test_the_page_in_headless_chromium(runs: Runs, viewer: str, browser: Any) ->
     assert [int(m.get_attribute("data-turn")) for m in markers] == [p["turn"] for p in series if p["fired"]]
     assert any("clear_tool_results" in m.get_attribute("data-fired") for m in markers)
     last_turn = f'#timeline li.request[data-turn="{series[-1]["turn"]}"]'
+    in_view = (f"const box = document.querySelector('{last_turn}').getBoundingClientRect();"
+               "return window.scrollY > 0 && box.top >= 0 && box.bottom <= window.innerHeight;")
+    assert not browser.execute_script(in_view)
     points[-1].click()
-    _wait(browser, lambda d: 0 <= d.execute_script(
-        f"return document.querySelector('{last_turn}').getBoundingClientRect().top") < 50,
-        "the chart's last point scrolling its turn into view")
+    _wait(browser, lambda d: d.execute_script(in_view), "the chart's last point scrolling its turn into view")
 
     call = next(p for m in ledger if m["role"] == "assistant" for p in m["parts"] if p["type"] == "tool_call")
     shown = browser.find_element(By.CSS_SELECTOR, f'.call[data-call="{call["call_id"]}"]')
@@ -371,7 +376,6 @@ def test_the_page_in_headless_chromium(runs: Runs, viewer: str, browser: Any) ->
     effect = cleared.find_element(By.CSS_SELECTOR, '.effect[data-effect="cleared"]')
     assert clear["changes"]["placeholder"] in effect.text and f"turn {clear['turn']}" in effect.text
     assert browser.find_elements(By.CSS_SELECTOR, '#timeline li.strategy[data-strategy="clear_tool_results"]')
-    _screenshot(browser, "viewer_episode.png", height=1900)
 
     longest = max((m for m in ledger if m["role"] == "tool"), key=lambda m: len(m["content"]))
     selector = f'#timeline li[data-mid="{longest["mid"]}"] pre.content'

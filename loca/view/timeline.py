@@ -24,6 +24,9 @@ GENERIC_MAX_CHARS = 4000
 """Events without a view of their own show their payload as JSON, cut to this size."""
 CACHED_TRAJECTORIES = 4
 """Parsed trajectories kept in memory (a 256K episode parses in well under a second)."""
+SUMMARY_FIELDS = {"llm_retry": ("turn", "number", "outcome", "status", "message", "wait_s"),
+                  "verdict": ("graded", "success", "reward"), "terminal": ("state", "error")}
+"""Events with a line of their own in the page, and the payload fields it names."""
 EFFECTS = {"clear": "cleared", "hide": "hidden", "strip": "reasoning stripped", "pin": "pinned",
            "to_end": "moved to the end"}
 """Strategy changes naming message ids, and how a message they touched is labelled."""
@@ -140,12 +143,17 @@ def _part(part: dict[str, Any]) -> dict[str, Any]:
     kind = part.get("type")
     if kind == "tool_call":
         args = part.get("arguments")
-        text = json.dumps(args, indent=1, ensure_ascii=False) if isinstance(args, dict) \
-            else str(part.get("arguments_raw", ""))
+        text = _arguments(args) if isinstance(args, dict) else str(part.get("arguments_raw", ""))
         return {"type": "tool_call", "call_id": part.get("call_id"), "name": part.get("name"),
                 "arguments": text, "parse_error": part.get("parse_error")}
     return {"type": "reasoning" if kind == "reasoning" else "text", "text": str(part.get("text") or ""),
             "redacted": bool(part.get("redacted"))}
+
+
+def _arguments(args: dict[str, Any]) -> str:
+    """JSON of a call's arguments, one per line, each value compact (a table stays a few lines)."""
+    lines = [f" {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in args.items()]
+    return "{\n" + ",\n".join(lines) + "\n}" if lines else "{}"
 
 
 def _request(p: dict[str, Any]) -> dict[str, Any]:
@@ -181,11 +189,13 @@ def _strategy(p: dict[str, Any], seq: Any, effects: dict[int, list[dict[str, Any
 
 
 def _generic(kind: str, payload: dict[str, Any], seq: Any) -> dict[str, Any]:
+    """An event shown as its JSON (cut when long), with the few fields its line names."""
     text = json.dumps(payload, indent=1, ensure_ascii=False, default=str)
     if len(text) > GENERIC_MAX_CHARS:
         text = text[:GENERIC_MAX_CHARS] + f"\n[... {len(text) - GENERIC_MAX_CHARS} more characters]"
-    return {"kind": kind if kind in ("llm_retry", "verdict", "terminal") else "event", "type": kind,
-            "seq": seq, "turn": payload.get("turn"), "payload": payload if kind == "llm_retry" else None,
+    named = SUMMARY_FIELDS.get(kind, ())
+    return {"kind": kind if kind in SUMMARY_FIELDS else "event", "type": kind, "seq": seq,
+            "turn": payload.get("turn"), "payload": {k: payload.get(k) for k in named} if named else None,
             "text": text}
 
 

@@ -215,13 +215,20 @@ function entry(e) {
       `turn ${e.turn} · ${e.purpose === "main" ? "" : e.purpose + " "}request ${fmt(e.predicted)} tokens · ` +
       `${fmt(e.view_messages)} messages in view` + (e.fired.length ? ` · fired: ${e.fired.join(", ")}` : ""));
     case "strategy": return strategy(e);
-    case "llm_retry": return h("li", {class: "llm_retry"},
-      meta(h("span", {class: "role"}, "retry"), `turn ${fmt(e.turn)}`,
-        e.payload && e.payload.outcome, e.payload && e.payload.wait_s != null ? `waited ${e.payload.wait_s} s` : null),
-      h("pre", {}, e.text));
-    default: return h("li", {class: e.kind}, h("div", {class: "meta"}, h("span", {class: "role"}, e.type)),
-      h("pre", {}, e.text));
+    default: return event(e);
   }
+}
+
+function event(e) {
+  const p = e.payload || {};
+  const said = {
+    llm_retry: () => [`turn ${fmt(p.turn)}`, `attempt ${fmt(p.number)}`, p.outcome, p.status ? `HTTP ${p.status}` : null,
+      `waited ${fmt(p.wait_s)} s`, p.message],
+    verdict: () => [p.success ? "passed" : "failed", `reward ${fmt(p.reward)}`, p.graded ? null : "not graded"],
+    terminal: () => [`state ${p.state}`, p.error ? `error: ${p.error.message || JSON.stringify(p.error)}` : null],
+  }[e.kind];
+  return h("li", {class: e.kind}, meta(h("span", {class: "role"}, e.type), ...(said ? said() : [])),
+    h("details", {open: !said}, h("summary", {}, "details"), h("pre", {}, e.text)));
 }
 
 function meta(...items) {

@@ -206,13 +206,14 @@ def test_retries_show_in_the_ledger(runs: Runs, tmp_path: Path) -> None:
 
 def test_unfinished_and_escaping_episodes(runs: Runs, tmp_path: Path) -> None:
     run = _copy(runs.react, tmp_path / "run")
+    api = client(run)
+    assert api.get("/api/episodes").json()["total"] == 1
     manifest = run / "manifest.jsonl"
     planned = json.loads(manifest.read_text())
     manifest.write_text(manifest.read_text() + json.dumps({**planned, "episode_id": "later", "seed": 1}) + "\n")
     record = runs.record(run)
     (run / "episodes.jsonl").write_text(json.dumps({**record, "trajectory": "../../../etc/passwd"}) + "\n")
-    api = client(run)
-    rows = {r["episode_id"]: r for r in api.get("/api/episodes").json()["items"]}
+    rows = {r["episode_id"]: r for r in api.get("/api/episodes").json()["items"]}  # the run read again
     assert rows["later"]["terminal_state"] == "not finished" and rows["later"]["passed"] == "not finished"
     later = api.get("/api/episode", params={"key": "0:later"}).json()
     assert later["entries"] == 0 and "no trajectory file yet" in later["problems"][0]
@@ -325,7 +326,7 @@ def _screenshot(driver: Any, name: str, height: int | None = None) -> None:
         small.save(path, optimize=True)
 
 
-def test_the_page_in_headless_chromium(runs: Runs, viewer: str, browser: Any) -> None:
+def test_the_page_in_headless_chromium(browser: Any, runs: Runs, viewer: str) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 

@@ -421,6 +421,27 @@ def report(
         f"report in {written.markdown}")
 
 
+@app.command()
+def view(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run directories to show")],
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8780,
+    host: Annotated[str, typer.Option(help="a loopback address or localhost")] = "127.0.0.1",
+) -> None:
+    """Serve a page over the runs: a table of episodes with filters, and each episode's ledger,
+    checks and context size per turn. Loopback only."""
+    from loca.report import ReportError
+    from loca.view import Catalog, is_loopback, serve
+
+    if not is_loopback(host):
+        raise typer.BadParameter(f"the viewer serves loopback only (127.0.0.1, ::1, localhost), not {host!r}")
+    try:
+        catalog = Catalog(run_dirs)
+    except ReportError as exc:
+        complain(f"loca: error: {exc}")
+        raise typer.Exit(2) from None
+    serve(catalog, host, port, announce=typer.echo)
+
+
 def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:
     """Per episode: the largest request, the trajectory it stood for, and the strategies' work."""
     table = _table("task", "length", "seed", "peak request", "trajectory",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from loca.episode import run_episode
-from loca.runner import RunConfig, execute, plan
+from loca.runner import Executor, RunConfig, execute, plan
 
 ray = pytest.importorskip("ray")
 TIMING_KEYS = {"timings", "latency_s", "wall_s", "llm_s", "tool_s", "duration_s"}
@@ -60,15 +60,16 @@ def test_a_ray_run_matches_a_local_run(local_ray: None, tmp_path: Path) -> None:
         assert json.loads(world.read_text())["content_hash"]
 
 
-def test_a_local_run_stopped_after_one_episode_is_finished_on_ray(local_ray: None,
-                                                                   tmp_path: Path) -> None:
+@pytest.mark.parametrize("first", ["local", "ray"])
+def test_a_run_stopped_after_one_episode_is_finished_on_ray(local_ray: None, tmp_path: Path,
+                                                            first: Executor) -> None:
     out = tmp_path / "run"
 
     def stop(_: dict[str, Any]) -> None:
         raise KeyboardInterrupt  # the driver dies once the first episode is recorded
 
     with pytest.raises(KeyboardInterrupt):
-        execute(_config(), out, run_episode, on_result=stop)
+        execute(_config(), out, run_episode, processes=2, on_result=stop, executor=first)
     assert len(_records(out)) == 1
     summary = execute(_config(), out, run_episode, processes=2, executor="ray")
     assert summary["episodes"] == summary["passed"] == 3

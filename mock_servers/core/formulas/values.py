@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 EPOCH = date(1899, 12, 30)  # day 0 of spreadsheet date serials
 
@@ -159,9 +160,12 @@ def compare(left: Scalar, right: Scalar) -> int:
         left = "" if isinstance(right, str) else (False if isinstance(right, bool) else 0.0)
     if right is None:
         right = "" if isinstance(left, str) else (False if isinstance(left, bool) else 0.0)
-    a, b = _rank(left), _rank(right)  # type: ignore[arg-type]
+    a, b = _rank(left), _rank(right)
     if a != b:
         return -1 if a < b else 1
     if isinstance(left, str) and isinstance(right, str):
-        left, right = left.casefold(), right.casefold()
-    return (left > right) - (left < right)
+        x: Any = left.casefold()
+        y: Any = right.casefold()
+    else:
+        x, y = left, right
+    return int(x > y) - int(x < y)

@@ -33,6 +33,9 @@ Rows = Annotated[list[list[CellValue]], Field(
     "text (a leading = makes a formula, a leading ' keeps text as text), \"\" clears a cell, null leaves it")]
 
 
+ENVELOPE_CHARS = 800  # ids, ranges and a notice around the rows of a read
+
+
 def target(call: Call, spreadsheet_id: str, sheet: str) -> tuple[Spreadsheet, Sheet]:
     book = domain.find(call.session, spreadsheet_id)
     return book, domain.sheet(call.session, book, sheet)
@@ -51,8 +54,10 @@ def changed(call: Call, book: Spreadsheet) -> None:
 
 def fitting_rows(call: Call, rows: list[Any], render: Any, share: int = 1) -> int:
     """How many of `rows` fit in the output cap (divided among `share` results) when rendered
-    by `render(n)`; at least one."""
-    limit = call.max_output_chars // share - 200
+    by `render(n)`, with room left for the envelope and a notice; at least one (a row too
+    long alone has its strings shortened by the cap)."""
+    room = call.max_output_chars // share
+    limit = max(room - ENVELOPE_CHARS, room // 2)
     if len(dump_json(render(len(rows)))) <= limit:
         return len(rows)
     return max(1, items_that_fit(len(rows), render, limit))

@@ -16,7 +16,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from mock_servers.gateway import Gateway
-from mock_servers.google_sheet import domain
+from mock_servers.google_sheet import domain, toolbox
 from mock_servers.google_sheet.domain import SheetSpec, recalc
 from tests.acceptance.test_servers import ERROR, _arguments
 from tests.google_sheet_seed import Sheets, build_sheets
@@ -95,7 +95,8 @@ def test_reads_return_exactly_the_rectangle(gs: tuple[Sheets, dict[str, str]]) -
     h, ids = gs
     sid = ids["Inventory"]
     got = h.ok("get_sheet_data", spreadsheet_id=sid, sheet="Stock", range="B2:C3")
-    assert got["valueRanges"] == [{"range": "Stock!B2:C3", "majorDimension": "ROWS", "values": [["Bolt", 120], ["Nut", 80]]}]
+    assert got["valueRanges"] == [{"range": "Stock!B2:C3", "majorDimension": "ROWS",
+                                   "values": [["Bolt", 120], ["Nut", 80]]}]
     assert (got["rowCount"], got["columnCount"]) == (1000, 26)
     assert h.values(sid, "Stock", "E6:F9") == [[105.5]]
     assert h.values(sid, "Stock", "G1:H3") == []
@@ -195,7 +196,8 @@ def test_grid_data_has_every_cell(gs: tuple[Sheets, dict[str, str]]) -> None:
     h, ids = gs
     got = h.ok("get_sheet_data", spreadsheet_id=ids["Inventory"], sheet="Stock", range="C5:E6", include_grid_data=True)
     sheet = got["sheets"][0]
-    assert sheet["properties"] == {"sheetId": 0, "title": "Stock", "gridProperties": {"rowCount": 1000, "columnCount": 26}}
+    assert sheet["properties"] == {"sheetId": 0, "title": "Stock",
+                                   "gridProperties": {"rowCount": 1000, "columnCount": 26}}
     data = sheet["data"][0]
     assert (data["startRow"], data["startColumn"]) == (4, 2)
     first, second = data["rowData"]
@@ -280,8 +282,10 @@ def test_batch_update_checks_everything_first(gs: tuple[Sheets, dict[str, str]])
                    ranges={"C2": [[1]], "Q1 Data!A1": [[2]]})
     assert "nothing was written" in text
     assert table_rows(h.world.state_path) == before
-    done = h.ok("batch_update_cells", spreadsheet_id=sid, sheet="Stock", ranges={"C2": [[1]], "Stock!D2:D3": [[2], [3]]})
-    assert done["totalUpdatedCells"] == 3 and [r["updatedRange"] for r in done["responses"]] == ["Stock!C2", "Stock!D2:D3"]
+    done = h.ok("batch_update_cells", spreadsheet_id=sid, sheet="Stock",
+                ranges={"C2": [[1]], "Stock!D2:D3": [[2], [3]]})
+    assert done["totalUpdatedCells"] == 3
+    assert [r["updatedRange"] for r in done["responses"]] == ["Stock!C2", "Stock!D2:D3"]
     assert h.values(sid, "Stock", "E2:E3") == [[2], [240]]
 
 
@@ -365,8 +369,7 @@ def test_bulk_build_and_read_latency(make_world: Any) -> None:
         built = time.monotonic() - started
     db.dispose()
     assert built < 0.5, built  # 10,000 cells, 2,000 of them formulas
-    h = Sheets(domain.toolbox if hasattr(domain, "toolbox") else __import__(
-        "mock_servers.google_sheet", fromlist=["toolbox"]).toolbox, world)
+    h = Sheets(toolbox, world)
     h.values(book.id, "Data", "A1:E1000")
     times = []
     for _ in range(5):

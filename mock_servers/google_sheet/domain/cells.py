@@ -129,7 +129,7 @@ def clear(session: Session, sheet: Sheet, ref: Ref) -> Box:
     """Empty the range (open sides to the grid's edge)."""
     box = read_box(sheet, ref)
     sql.run(session, "DELETE FROM gs_cell WHERE sheet = ? AND row BETWEEN ? AND ? AND col BETWEEN ? AND ?",
-            (sheet.pk, *box))
+            (sheet.pk, box.r1, box.r2, box.c1, box.c2))
     return box
 
 

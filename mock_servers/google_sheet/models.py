@@ -1,12 +1,13 @@
 """Google Sheets tables. A spreadsheet has a row key (`pk`) and its public 44-character `id`;
 sheets have a row key (`pk`, which cells hang from, never the title) and a `sheet_id` from the
 spreadsheet's own sequence (`next_sheet_id`), never reused. A cell keeps what was entered
-(`input`), its formula, and its value as JSON with the value's type (number, date, string,
-bool, error, empty); empty cells have no row. Rows and columns are 0-based."""
+(`input`), its formula, and its value in SQLite's own types (a REAL for numbers and dates, 0/1
+for booleans, TEXT for strings and error codes, NULL for an empty formula result) with the
+value's type (number, date, bool, string, error, empty); empty cells have no row. Rows and columns are 0-based."""
 
 from __future__ import annotations
 
-from sqlalchemy import Column, ForeignKey, Index, Integer, UniqueConstraint, text
+from sqlalchemy import Column, ForeignKey, Index, Integer, LargeBinary, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -46,6 +47,7 @@ class GsCell(SQLModel, table=True):
     __tablename__ = "gs_cell"
     __table_args__ = (
         Index("ix_gs_cell_formula", "sheet", "row", "col", sqlite_where=text("formula IS NOT NULL")),
+        {"sqlite_with_rowid": False},  # stored in key order: a range is one contiguous read
     )
     sheet: int = Field(sa_column=Column(Integer, ForeignKey("gs_sheet.pk", ondelete="CASCADE"),
                                         primary_key=True))
@@ -53,7 +55,7 @@ class GsCell(SQLModel, table=True):
     col: int = Field(primary_key=True)
     input: str
     formula: str | None = None
-    value: str | None = None  # JSON
+    value: float | str | None = Field(default=None, sa_column=Column(LargeBinary))  # BLOB affinity: kept as given
     value_type: str = "empty"
 
 

@@ -1,9 +1,8 @@
-"""Cell values: what USER_ENTERED input becomes, how values are stored (JSON plus a type) and
-how they are shown (API values, formatted text, grid-data objects)."""
+"""Cell values: what USER_ENTERED input becomes, how values are stored (SQLite values plus a
+type) and how they are shown (API values, formatted text, grid-data objects)."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from datetime import date
@@ -23,7 +22,7 @@ class Entry(NamedTuple):
 
     input: str
     formula: str | None
-    value: str | None
+    value: float | str | None
     value_type: str
 
 
@@ -53,108 +52,106 @@ def entered(raw: CellInput) -> Entry | None:
     values, a leading `=` a formula (its value computed later), a leading `'` forces text.
     None for `""` (the cell is cleared)."""
     if isinstance(raw, bool):
-        return Entry("TRUE" if raw else "FALSE", None, json.dumps(raw), "bool")
+        return Entry("TRUE" if raw else "FALSE", None, float(raw), "bool")
     if isinstance(raw, (int, float)):
         value = float(raw)
-        return Entry(format_number(value), None, json.dumps(value), "number")
+        return Entry(format_number(value), None, value, "number")
     text = raw or ""
     if text == "":
         return None
     if text.startswith("=") and text.strip() != "=":
         return Entry(text, text, None, "empty")
     if text.startswith("'"):
-        return Entry(text, None, json.dumps(text[1:], ensure_ascii=False), "string")
+        return Entry(text, None, text[1:], "string")
     literal = _literal(text)
     if literal is not None:
-        return Entry(text, None, json.dumps(literal[0]), literal[1])
-    return Entry(text, None, json.dumps(text, ensure_ascii=False), "string")
+        return Entry(text, None, float(literal[0]), literal[1])
+    return Entry(text, None, text, "string")
 
 
-def stored(value: Scalar) -> tuple[str | None, str]:
-    """A formula's result as stored: (JSON, value type)."""
+def stored(value: Scalar) -> tuple[float | str | None, str]:
+    """A formula's result as stored: (value, value type)."""
     if value is None:
         return None, "empty"
     if isinstance(value, FormulaError):
-        return json.dumps(value.code), "error"
+        return value.code, "error"
     if isinstance(value, bool):
-        return json.dumps(value), "bool"
+        return float(value), "bool"
     if isinstance(value, Serial):
-        return json.dumps(float(value)), "date"
+        return float(value), "date"
     if isinstance(value, float):
-        return json.dumps(value), "number"
-    return json.dumps(value, ensure_ascii=False), "string"
+        return value, "number"
+    return value, "string"
 
 
-def loaded(value: str | None, value_type: str) -> Scalar:
+def loaded(value: float | str | None, value_type: str) -> Scalar:
     """A stored value as the formula engine sees it."""
     if value is None:
         return None
-    decoded = json.loads(value)
-    if value_type == "date":
-        return Serial(decoded)
-    if value_type == "error":
-        return ERROR_CODES.get(decoded, FormulaError(decoded))
     if value_type == "number":
-        return float(decoded)
-    return decoded  # type: ignore[no-any-return,unused-ignore]
+        return float(value)
+    if value_type == "date":
+        return Serial(value)
+    if value_type == "bool":
+        return bool(value)
+    if value_type == "error":
+        return ERROR_CODES.get(str(value), FormulaError(str(value)))
+    return str(value)
 
 
 def _number(value: float) -> int | float:
     return int(value) if value == int(value) and abs(value) < 2**53 else value
 
 
-def shown(value: str | None, value_type: str) -> Any:
+def shown(value: float | str | None, value_type: str) -> Any:
     """A stored value as the API returns it: a JSON number, boolean or string; a date as
     YYYY-MM-DD, an error as its code, empty as ""."""
     if value is None:
         return ""
-    decoded = json.loads(value)
     if value_type == "number":
-        return _number(decoded)
+        return _number(float(value))
     if value_type == "date":
-        return serial_date(decoded).isoformat()
-    return decoded
+        return serial_date(float(value)).isoformat()
+    if value_type == "bool":
+        return bool(value)
+    return value
 
 
-def formatted(value: str | None, value_type: str) -> str:
+def formatted(value: float | str | None, value_type: str) -> str:
     """The value as the sheet displays it."""
     if value is None:
         return ""
-    decoded = json.loads(value)
     if value_type == "number":
-        return format_number(decoded)
-    if value_type == "date":
-        return serial_date(decoded).isoformat()
+        return format_number(float(value))
     if value_type == "bool":
-        return "TRUE" if decoded else "FALSE"
-    return str(decoded)
+        return "TRUE" if value else "FALSE"
+    return str(shown(value, value_type))
 
 
 _ERROR_TYPES = {"#DIV/0!": "DIVIDE_BY_ZERO", "#N/A": "N_A", "#REF!": "REF", "#VALUE!": "VALUE",
                 "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR"}
 
 
-def user_entered_value(entry_input: str, formula: str | None, value: str | None,
+def user_entered_value(entry_input: str, formula: str | None, value: float | str | None,
                        value_type: str) -> dict[str, Any]:
     """The grid-data `userEnteredValue` object."""
     if formula is not None:
         return {"formulaValue": formula}
     if value_type in ("number", "date"):
-        return {"numberValue": _number(json.loads(value or "0"))}
+        return {"numberValue": _number(float(value or 0))}
     if value_type == "bool":
-        return {"boolValue": json.loads(value or "false")}
-    return {"stringValue": json.loads(value) if value is not None else entry_input}
+        return {"boolValue": bool(value)}
+    return {"stringValue": entry_input if value is None else value}
 
 
-def effective_value(value: str | None, value_type: str) -> dict[str, Any] | None:
+def effective_value(value: float | str | None, value_type: str) -> dict[str, Any] | None:
     """The grid-data `effectiveValue` object (None for an empty result)."""
     if value is None:
         return None
-    decoded = json.loads(value)
     if value_type in ("number", "date"):
-        return {"numberValue": _number(decoded)}
+        return {"numberValue": _number(float(value))}
     if value_type == "bool":
-        return {"boolValue": decoded}
+        return {"boolValue": bool(value)}
     if value_type == "error":
-        return {"errorValue": {"type": _ERROR_TYPES.get(decoded, "ERROR"), "message": decoded}}
-    return {"stringValue": decoded}
+        return {"errorValue": {"type": _ERROR_TYPES.get(str(value), "ERROR"), "message": value}}
+    return {"stringValue": value}

@@ -47,7 +47,6 @@ class GsCell(SQLModel, table=True):
     __tablename__ = "gs_cell"
     __table_args__ = (
         Index("ix_gs_cell_formula", "sheet", "row", "col", sqlite_where=text("formula IS NOT NULL")),
-        {"sqlite_with_rowid": False},  # stored in key order: a range is one contiguous read
     )
     sheet: int = Field(sa_column=Column(Integer, ForeignKey("gs_sheet.pk", ondelete="CASCADE"),
                                         primary_key=True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 MAX_COLUMNS = 18278  # ZZZ
 MAX_ROWS = 10_000_000
@@ -48,6 +49,7 @@ class Ref:
         return replace(self, sheet=sheet)
 
 
+@lru_cache(maxsize=4096)
 def column_index(letters: str) -> int:
     index = 0
     for char in letters.upper():

@@ -32,8 +32,8 @@ class Book(Protocol):
     def size(self, sheet: str | None) -> tuple[int, int] | None:
         """(rows, columns) of the sheet's grid; None when there is no such sheet."""
 
-    def value(self, sheet: str | None, row: int, col: int) -> Scalar:
-        """The value of one cell (0-based), None when empty."""
+    def block(self, sheet: str | None, r1: int, c1: int, r2: int, c2: int) -> list[list[Scalar]]:
+        """The values of a rectangle inside the grid (0-based, inclusive), None when empty."""
 
 
 class BudgetExceeded(Exception):
@@ -94,11 +94,10 @@ class Evaluator:
         r1, c1, r2, c2 = ref.bounds
         last_row = size[0] - 1 if r2 is None else min(r2, size[0] - 1)
         last_col = size[1] - 1 if c2 is None else min(c2, size[1] - 1)
-        height, width = max(0, last_row - r1 + 1), max(0, last_col - c1 + 1)
-        self.budget.spend(height * width)
-        get = self.book.value
-        return Block([[get(ref.sheet, r, c) for c in range(c1, c1 + width)]
-                      for r in range(r1, r1 + height)])
+        if last_row < r1 or last_col < c1:
+            return Block([])
+        self.budget.spend((last_row - r1 + 1) * (last_col - c1 + 1))
+        return Block(self.book.block(ref.sheet, r1, c1, last_row, last_col))
 
     def call(self, node: Func) -> Value:
         impl = functions.TABLE.get(node.name)

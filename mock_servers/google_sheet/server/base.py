@@ -46,9 +46,11 @@ def today(call: Call) -> float:
     return date_serial(call.world.clock.local(call.now).date())
 
 
-def changed(call: Call, book: Spreadsheet) -> None:
-    """After a write to `book`: its formulas recalculated, its modified time now."""
-    domain.recalculate(call.session, book.pk, today(call))
+def changed(call: Call, book: Spreadsheet, cells: list[tuple[Sheet, Box]] | None = None) -> None:
+    """After a write to `book`: the formulas reading the changed `cells` (every formula when
+    None: the structure changed) recalculated, its modified time now."""
+    boxes = None if cells is None else [(sheet.pk, box) for sheet, box in cells]
+    domain.recalculate(call.session, book.pk, today(call), boxes)
     domain.touch(call.session, book.pk, call.now)
 
 

@@ -1,5 +1,5 @@
 """Writing tools: update a range, several ranges at once (all or nothing), append rows, clear
-a range. Every write recalculates the spreadsheet's formulas."""
+a range. Every write recalculates the formulas that read the cells it changed."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, r
     book, found = target(call, spreadsheet_id, sheet)
     box = domain.write_box(found, domain.ref_of(found, range), data)
     found, cells = domain.write(call.session, found, box, data)
-    changed(call, book)
+    changed(call, book, [(found, box)])
     return {"spreadsheetId": book.id, **_updated(found, box, cells)}
 
 
@@ -63,7 +63,7 @@ def batch_update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTi
         found, cells = domain.write(call.session, found, box, data)
         total += cells
         responses.append(_updated(found, box, cells))
-    changed(call, book)
+    changed(call, book, [(found, box) for box, _data in planned])
     return {"spreadsheetId": book.id, "totalUpdatedCells": total, "responses": responses}
 
 
@@ -75,7 +75,7 @@ def append_rows(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, da
     start = domain.last_row(call.session, found) + 1
     box = domain.write_box(found, parse_ref(f"A{start + 1}:ZZZ"), data)
     found, _cells = domain.write(call.session, found, box, data)
-    changed(call, book)
+    changed(call, book, [(found, box)])
     return {"updatedRange": box.a1(found), "updatedRows": box.r2 - box.r1 + 1}
 
 
@@ -85,5 +85,5 @@ def clear_range(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, ra
     recalculated."""
     book, found = target(call, spreadsheet_id, sheet)
     box = domain.clear(call.session, found, domain.ref_of(found, range))
-    changed(call, book)
+    changed(call, book, [(found, box)])
     return {"clearedRange": box.a1(found)}

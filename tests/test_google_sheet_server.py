@@ -186,10 +186,15 @@ def test_formula_errors_are_values_like_sheets(gs: tuple[Sheets, dict[str, str]]
     assert h.values(sid, "Sheet1", "A2:B2") == [["#REF!", "#REF!"]]  # a circular reference
 
 
-def test_today_comes_from_the_world_clock(gs: tuple[Sheets, dict[str, str]]) -> None:
-    h, ids = gs
-    _write(h, ids["Empty"], "Sheet1", "A1:B1", [["=TODAY()", "=YEAR(TODAY())*100+MONTH(TODAY())"]])
-    assert h.values(ids["Empty"], "Sheet1") == [["2025-03-15", 202503]]
+def test_today_comes_from_the_world_clock(make_world: Any) -> None:
+    world, db = make_world(["google_sheet"], now="2025-03-15T23:59:57Z", tick_s=1)
+    db.dispose()
+    h = Sheets(toolbox, world)
+    sid = h.ok("create_spreadsheet", title="Days")["spreadsheetId"]
+    _write(h, sid, "Sheet1", "A1:B1", [["=TODAY()", "=YEAR(TODAY())*100+MONTH(TODAY())"]])
+    assert h.values(sid, "Sheet1") == [["2025-03-15", 202503]]
+    _write(h, sid, "Sheet1", "C1", [["x"]])  # an unrelated write on the next day
+    assert h.values(sid, "Sheet1", "A1") == [["2025-03-16"]]
 
 
 def test_grid_data_has_every_cell(gs: tuple[Sheets, dict[str, str]]) -> None:

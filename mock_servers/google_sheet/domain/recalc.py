@@ -28,6 +28,7 @@ from mock_servers.google_sheet.domain.values import loaded, stored
 RECALC_CELLS = 5_000_000
 Key = tuple[int, int, int]  # sheet row key, row, col
 _STRINGS = re.compile(r'"(?:[^"]|"")*"')
+_VOLATILE = re.compile(r"\bTODAY\s*\(", re.I)
 
 
 class SpreadsheetBook:
@@ -81,6 +82,7 @@ class _Graph:
             by_sheet[pk][col].append(row)
         self.columns = {pk: (sorted(cols), cols) for pk, cols in by_sheet.items()}
         self.refs = {key: references(text) for key, text in formulas.items()}
+        self.volatile = {key for key, text in formulas.items() if _VOLATILE.search(text)}
         self.readers: dict[Key, list[Key]] = defaultdict(list)
         for key, refs in self.refs.items():
             self.book.current = self.owners[key[0]]
@@ -104,8 +106,9 @@ class _Graph:
                 yield target.pk, row, col
 
     def reading(self, changed: list[tuple[int, Box]]) -> set[Key]:
-        """The formula cells inside the changed boxes or reading them."""
-        found = set()
+        """The formula cells inside the changed boxes or reading them, and those whose value
+        may change with time (TODAY)."""
+        found = set(self.volatile)
         for key, refs in self.refs.items():
             self.book.current = self.owners[key[0]]
             if _inside(key, changed) or any(self.touches(ref, changed) for ref in refs):

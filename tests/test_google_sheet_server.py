@@ -184,6 +184,9 @@ def test_formula_errors_are_values_like_sheets(gs: tuple[Sheets, dict[str, str]]
     assert h.values(sid, "Sheet1") == [["#DIV/0!", "#NAME?", "#REF!", "#N/A", "#VALUE!", "#ERROR!"]]
     _write(h, sid, "Sheet1", "A2:B2", [["=B2+1", "=A2+1"]])
     assert h.values(sid, "Sheet1", "A2:B2") == [["#REF!", "#REF!"]]  # a circular reference
+    hostile = ["=" + "-" * 5000 + "1", "=" + "+".join(["1"] * 3000), "=" + "(" * 3000 + "1" + ")" * 3000]
+    _write(h, sid, "Sheet1", "A3:C3", [hostile])
+    assert h.values(sid, "Sheet1", "A3:C3") == [["#ERROR!"] * 3]
 
 
 def test_today_comes_from_the_world_clock(make_world: Any) -> None:

@@ -11,6 +11,7 @@ from mock_servers.core.formulas.a1 import Ref
 from mock_servers.core.formulas.parser import Func, Name, Node, Op
 from mock_servers.core.formulas.values import (
     DIV0,
+    ERROR,
     NAME,
     NUM,
     REF,
@@ -65,6 +66,8 @@ class Evaluator:
             result = scalar(self.value(node))
         except FormulaError as exc:
             return exc
+        except RecursionError:  # parse bounds the depth; this is the last guard
+            return ERROR
         if isinstance(result, float) and not math.isfinite(result):
             return NUM
         return result

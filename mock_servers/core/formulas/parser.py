@@ -15,7 +15,8 @@ from mock_servers.core.formulas.values import ERROR_CODES, FormulaError
 
 T = TypeVar("T")
 MAX_FORMULA_CHARS = 8192
-MAX_DEPTH = 100  # nesting of parentheses and function calls
+MAX_DEPTH = 100  # nesting of parentheses, function calls and signs
+MAX_TREE_DEPTH = 200  # operations inside operations (`1+1+...` nests to the left)
 
 
 class FormulaSyntaxError(ValueError):
@@ -122,7 +123,7 @@ class _Parser:
         token = self.peek()
         if token is not None and token.kind == "op" and token.text in "+-":
             self.pos += 1
-            operand = self.unary()
+            operand = self.nested(self.unary)
             return Op("neg", (operand,)) if token.text == "-" else operand
         node = self.primary()
         while (token := self.peek()) is not None and token.kind == "op" and token.text == "%":
@@ -196,7 +197,19 @@ def parse(formula: str) -> Node:
     if parser.peek() is not None:
         extra = parser.take()
         raise FormulaSyntaxError(f"unexpected {extra.text!r} at position {extra.start + 1}")
+    if _depth(node) > MAX_TREE_DEPTH:
+        raise FormulaSyntaxError(f"more than {MAX_TREE_DEPTH} operations nested in one another")
     return node
+
+
+def _depth(node: Node) -> int:
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, (Func, Op)):
+            stack.extend((arg, level + 1) for arg in item.args)
+    return deepest
 
 
 def references(node: Node) -> list[Ref]:

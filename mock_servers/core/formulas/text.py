@@ -112,6 +112,9 @@ def _number_text(value: float, pattern: str) -> str:
     body = f"{abs(value):{',' if grouped else ''}.{decimals}f}"
     if found.group("dec") and "#" in found.group("dec"):
         body = body.rstrip("0").rstrip(".")
+    whole, dot, fraction = body.partition(".")
+    if not grouped:  # "000" shows at least three digits
+        body = whole.zfill(found.group("int").count("0")) + dot + fraction
     sign = "-" if value < 0 and float(body.replace(",", "") or 0) != 0 else ""
     return f"{sign}{found.group('pre')}{body}{found.group('pct')}{found.group('post')}"
 

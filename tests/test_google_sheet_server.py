@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mock_servers.core.formulas.a1 import column_letters
 from mock_servers.gateway import Gateway
 from mock_servers.google_sheet import domain, toolbox
 from mock_servers.google_sheet.domain import SheetSpec, recalc
@@ -475,3 +476,16 @@ def _fuzz_one(gateway: Gateway, name: str, params: dict[str, Any], ids: dict[str
         assert str(gateway.world.root) not in outcome.text
 
     call()
+
+
+def test_a_row_wider_than_the_cap_is_cut_at_a_cell(make_world: Any) -> None:
+    h, ids = build_sheets(make_world, config={"max_output_chars": 3000})
+    sid = ids["Empty"]
+    _write(h, sid, "Sheet1", "A1:CV2", [["y" * 60] * 100, ["z"] * 100])
+    for tool in ("get_sheet_data", "get_sheet_formulas"):
+        text = h.ok_text(tool, spreadsheet_id=sid, sheet="Sheet1", range="A1:CV2")
+        got = json.loads(text)
+        assert len(text) <= 3000
+        cells = len((got["valueRanges"][0] if tool == "get_sheet_data" else got)["values"][0])
+        assert 5 < cells < 100 and got["notice"].endswith(
+            f"range=Sheet1!{column_letters(cells)}1:CV1, then range=Sheet1!A2:CV2")

@@ -68,3 +68,24 @@ def fitting_rows(call: Call, rows: list[Any], render: Any, share: int = 1) -> in
 def cut_notice(sheet: Sheet, box: Box, shown: int) -> str:
     rest = Box(box.r1 + shown, box.c1, box.r2, box.c2).a1(sheet)
     return f"output cap reached after {shown} rows; request the rest with range={rest}"
+
+
+def fit_values(call: Call, sheet: Sheet, box: Box, rows: list[list[Any]],
+               share: int = 1) -> tuple[Box, list[list[Any]], str | None]:
+    """The rows of `box` that fit in the output cap (divided among `share` results): (the box
+    they cover, the rows, a notice saying how to get the rest, or None when all fit). A first
+    row too wide alone is cut at a cell."""
+    room = call.max_output_chars // share
+    limit = max(room - ENVELOPE_CHARS, room // 2)
+    if len(dump_json(rows)) <= limit:
+        return box, rows, None
+    fit = items_that_fit(len(rows), lambda n: rows[:n], limit)
+    if fit:
+        return Box(box.r1, box.c1, box.r1 + fit - 1, box.c2), rows[:fit], cut_notice(sheet, box, fit)
+    first = rows[0]
+    cells = max(1, items_that_fit(len(first), lambda n: [first[:n]], limit))
+    rest = Box(box.r1, box.c1 + cells, box.r1, box.c2).a1(sheet)
+    after = Box(box.r1 + 1, box.c1, box.r2, box.c2).a1(sheet) if box.r2 > box.r1 else None
+    notice = (f"output cap reached after {cells} cells of row {box.r1 + 1}; request the rest with range={rest}"
+              + (f", then range={after}" if after else ""))
+    return Box(box.r1, box.c1, box.r1, box.c1 + cells - 1), [first[:cells]], notice

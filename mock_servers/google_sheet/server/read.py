@@ -19,6 +19,7 @@ from mock_servers.google_sheet.server.base import (
     SheetTitle,
     SpreadsheetId,
     cut_notice,
+    fit_values,
     fitting_rows,
     target,
     toolbox,
@@ -27,12 +28,8 @@ from mock_servers.google_sheet.server.base import (
 
 def _value_range(call: Call, sheet: Sheet, box: Box, share: int = 1) -> tuple[str, list[list[Any]], str | None]:
     """(range returned, values, notice when the output cap cut the rows)."""
-    rows = domain.values(call.session, sheet, box)
-    fit = fitting_rows(call, rows, lambda n: rows[:n], share)
-    if fit < len(rows):
-        cut = Box(box.r1, box.c1, box.r1 + fit - 1, box.c2)
-        return cut.a1(sheet), rows[:fit], cut_notice(sheet, box, fit)
-    return box.a1(sheet), rows, None
+    shown, rows, notice = fit_values(call, sheet, box, domain.values(call.session, sheet, box), share)
+    return shown.a1(sheet), rows, notice
 
 
 @toolbox.tool(rw="read", core=True)
@@ -81,12 +78,10 @@ def get_sheet_formulas(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTi
     (=SUM(B2:B9)), other cells as their values. Trimmed and capped as get_sheet_data."""
     book, found = target(call, spreadsheet_id, sheet)
     box = domain.read_box(found, domain.ref_of(found, range))
-    rows = domain.formulas(call.session, found, box)
-    fit = fitting_rows(call, rows, lambda n: rows[:n])
-    result: dict[str, Any] = {"spreadsheetId": book.id, "range": box.a1(found), "values": rows[:fit]}
-    if fit < len(rows):
-        result["range"] = Box(box.r1, box.c1, box.r1 + fit - 1, box.c2).a1(found)
-        result["notice"] = cut_notice(found, box, fit)
+    shown, rows, notice = fit_values(call, found, box, domain.formulas(call.session, found, box))
+    result: dict[str, Any] = {"spreadsheetId": book.id, "range": shown.a1(found), "values": rows}
+    if notice:
+        result["notice"] = notice
     return result
 
 
@@ -141,9 +136,10 @@ def get_multiple_spreadsheet_summary(
                             "error": f"{exc.code.value}: {exc.message}"})
             continue
         summaries = []
-        for found in domain.sheets(call.session, book.pk):
+        tabs = domain.sheets(call.session, book.pk)
+        for found in tabs:
             box = Box(0, 0, min(rows_to_fetch, found.row_count - 1), found.column_count - 1)
-            rows = domain.values(call.session, found, box)
+            rows = _first_rows(call, found, box, len(spreadsheet_ids) * len(tabs))
             summaries.append({"sheet_id": found.sheet_id, "title": found.title, "rowCount": found.row_count,
                               "columnCount": found.column_count, "headers": rows[0] if rows else [],
                               "first_rows": rows[1:]})
@@ -152,6 +148,12 @@ def get_multiple_spreadsheet_summary(
         raise not_found("; ".join(str(r["error"]) for r in results),
                         hint="use list_spreadsheets to see spreadsheet ids")
     return {"results": results}
+
+
+def _first_rows(call: Call, sheet: Sheet, box: Box, share: int) -> list[list[Any]]:
+    """The rows of `box` that fit in this sheet's share of the output cap."""
+    rows = domain.values(call.session, sheet, box)
+    return rows[:fitting_rows(call, rows, lambda n: rows[:n], share)]
 
 
 @toolbox.tool(rw="read", core=True)

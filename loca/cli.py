@@ -358,6 +358,10 @@ def run(
     tool_filter: Annotated[str, typer.Option(
         help="all tools of the task's servers, core (P1 tools of the seed tasks) or task (its allow-list)")] = "all",
     processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
+    executor: Annotated[str, typer.Option(
+        help="local (this machine's processes) or ray (Ray tasks)")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        help="the Ray cluster to join (default: start a local one with --processes CPUs)")] = None,
     connect_timeout: Annotated[float | None, typer.Option(
         help="seconds to wait for a connection to the model provider")] = None,
     response_timeout: Annotated[float | None, typer.Option(
@@ -367,6 +371,14 @@ def run(
              "awareness; react for none; add paper for the paper's settings")] = None,
     strategy_config: Annotated[Path | None, typer.Option(
         help="YAML or JSON file tuning the strategies (`context:`, optionally `strategy:`)")] = None,
+    max_in_flight: Annotated[int | None, typer.Option(
+        min=1, help="model calls in flight at once, for the whole run")] = None,
+    requests_per_minute: Annotated[float | None, typer.Option(
+        min=0.001, help="model calls per minute, for the whole run")] = None,
+    tokens_per_minute: Annotated[float | None, typer.Option(
+        min=1, help="model tokens (input + output) per minute, for the whole run")] = None,
+    strict: Annotated[bool, typer.Option(
+        help="refuse options the model's profile does not support (--no-strict sends them)")] = True,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
@@ -375,9 +387,13 @@ def run(
     from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
-    from scaffolds.clients import Sampling, Timeouts
+    from scaffolds.clients import RateLimits, Sampling, Timeouts
     from scaffolds.context import choose, load_file
 
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter(f"--executor is local or ray, not {executor!r}")
+    if ray_address and executor != "ray":
+        raise typer.BadParameter("--ray-address needs --executor ray")
     names = list(all_tasks()) if tasks == "all" else \
         list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
     if not names:
@@ -393,7 +409,10 @@ def run(
                            agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
                            tool_filter=tool_filter,
                            timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}),
-                           strategy=choice.name, context=choice.context,
+                           strategy=choice.name, context=choice.context, strict=strict,
+                           rate_limits=RateLimits(max_in_flight=max_in_flight,
+                                                  requests_per_minute=requests_per_minute,
+                                                  tokens_per_minute=tokens_per_minute),
                            **({"system_prompt": paper.pop("system_prompt"),
                                "sampling": Sampling(**paper)} if paper else {}))
     except ValidationError as exc:
@@ -403,7 +422,8 @@ def run(
         complain(f"[yellow]warning:[/] {warning}")
     with _progress() as progress:
         bar = progress.add_task("episodes", total=len(plan(config)))
-        summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar))
+        summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar),
+                          executor=executor, ray_address=ray_address)  # type: ignore[arg-type]
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
     table = _table("task", *[label(t) for t in config.lengths], title=f"{agent}: passed / episodes")
     for name in names:
@@ -478,6 +498,27 @@ def export(
     if counts.without_trajectory:
         complain(f"left out {counts.without_trajectory} episodes that ended before the agent loop ran")
     say(f"exported {counts.records} episodes to {out}")
+
+
+@app.command()
+def view(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run directories to show")],
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8780,
+    host: Annotated[str, typer.Option(help="a loopback address or localhost")] = "127.0.0.1",
+) -> None:
+    """Serve a page over the runs: a table of episodes with filters, and each episode's ledger,
+    checks and context size per turn. Loopback only."""
+    from loca.report import ReportError
+    from loca.view import Catalog, is_loopback, serve
+
+    if not is_loopback(host):
+        raise typer.BadParameter(f"the viewer serves loopback only (127.0.0.1, ::1, localhost), not {host!r}")
+    try:
+        catalog = Catalog(run_dirs)
+    except ReportError as exc:
+        complain(f"loca: error: {exc}")
+        raise typer.Exit(2) from None
+    serve(catalog, host, port, announce=typer.echo)
 
 
 def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:

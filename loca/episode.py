@@ -17,6 +17,7 @@ from envs.core.registry import Task, get_task
 from loca.runner import Episode, RunConfig, failure_record
 from scaffolds.clients import (
     LLM_AGENTS,
+    RateLimits,
     ScriptedClient,
     Timeouts,
     client_from_agent_string,
@@ -28,11 +29,12 @@ from scaffolds.oracles import agents
 
 
 def make_client(agent: str, task: Task, base_url: str | None = None,
-                timeouts: Timeouts | None = None) -> ModelClient:
+                timeouts: Timeouts | None = None, rate_limits: RateLimits | None = None) -> ModelClient:
     """`oracle`, `noop`, `mutant:NAME` (scripted), or an LLM agent (`openai:MODEL`,
     `anthropic:MODEL`, `profile:ID`)."""
     if is_llm_agent(agent):
-        return client_from_agent_string(agent, base_url=base_url, timeouts=timeouts)
+        return client_from_agent_string(agent, base_url=base_url, timeouts=timeouts,
+                                        rate_limits=rate_limits)
     scripted = agents(task.name)
     if agent not in scripted.names():
         raise ValueError(f"unknown agent {agent!r} for {task.name}; "
@@ -48,7 +50,7 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
     except Exception as exc:
         return failure_record(episode, "env_setup_error", exc)
     try:
-        client = make_client(episode.agent, task, config.base_url, config.timeouts)
+        client = make_client(episode.agent, task, config.base_url, config.timeouts, config.rate_limits)
     except Exception as exc:
         return failure_record(episode, "llm_error", exc)
     try:

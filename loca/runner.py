@@ -29,7 +29,7 @@ from loca import __version__
 from loca.core.dirlock import hold
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
-from scaffolds.clients import Sampling, Timeouts
+from scaffolds.clients import RateLimits, Sampling, Timeouts, agent_profile, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
 
@@ -61,11 +61,18 @@ class RunConfig(BaseModel):
     """Budget terms and strategies, fully resolved."""
     system_prompt: str = "system/react@1"
     sampling: Sampling = Field(default_factory=Sampling)
+    rate_limits: RateLimits = Field(default_factory=RateLimits)
+    """Of the agent's rate group (spec §7.3), for the whole run: split evenly between worker
+    processes, shared through one limiter on Ray. It paces calls, it decides no result: out of
+    the digest."""
+    strict: bool = True
+    """Refuse options the model's profile does not list as supported (reasoning settings on a
+    non-reasoning model); it decides what may run, not a result, so it stays out of the digest."""
 
     @property
     def scripted(self) -> bool:
         """Scripted agents do not react to their context (the loop runs them context-blind)."""
-        return not self.agent.startswith("openai:")
+        return not is_llm_agent(self.agent)
 
     def agent_config(self) -> AgentConfig:
         return AgentConfig(system_prompt=self.system_prompt, sampling=self.sampling,
@@ -75,8 +82,12 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _agent_config_valid(self) -> RunConfig:
-        """Context settings are checked before any episode runs (spec §3.7)."""
-        self.agent_config()
+        """Context settings are checked before any episode runs (spec §3.7), against the
+        model's profile where it has one."""
+        agent_config = self.agent_config()
+        profile = None if self.scripted else agent_profile(self.agent, self.base_url)
+        if profile is not None:
+            agent_config.check_profile(profile, self.strict)
         compaction = self.context.strategies.compaction
         if self.scripted and compaction is not None and compaction.summarizer == "model":
             raise ValueError(f"compaction.summarizer: model needs a model; {self.agent} is "
@@ -96,7 +107,9 @@ class RunConfig(BaseModel):
         return list(dict.fromkeys(values))
 
     def digest(self) -> str:
-        return hashlib.sha256(self.model_dump_json(exclude={"timeouts"}).encode()).hexdigest()[:16]
+        """Of what decides the results (not timeouts, strictness or rate limits)."""
+        decisive = self.model_dump_json(exclude={"timeouts", "strict", "rate_limits"})
+        return hashlib.sha256(decisive.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -216,16 +229,23 @@ def summarize(results: list[dict[str, Any]], planned: int) -> dict[str, Any]:
 EpisodeFn = Callable[[Episode, Path, RunConfig], dict[str, Any]]
 
 
+Executor = Literal["local", "ray"]
+
+
 def execute(config: RunConfig, out: Path, run_episode: EpisodeFn, processes: int = 1,
-            on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Run (or resume) the plan; returns the summary, also written to `summary.json`."""
+            on_result: Callable[[dict[str, Any]], None] | None = None,
+            executor: Executor = "local", ray_address: str | None = None) -> dict[str, Any]:
+    """Run (or resume) the plan; returns the summary, also written to `summary.json`. Episodes
+    run in this process, in `processes` worker processes, or as Ray tasks (`executor="ray"`, on
+    the cluster at `ray_address`, else on a local Ray instance of `processes` CPUs)."""
     run = RunDir(out)
     with run.lock():
-        return _execute(config, run, run_episode, processes, on_result)
+        return _execute(config, run, run_episode, processes, on_result, executor, ray_address)
 
 
 def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: int,
-             on_result: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+             on_result: Callable[[dict[str, Any]], None] | None, executor: Executor,
+             ray_address: str | None) -> dict[str, Any]:
     episodes = plan(config)
     run.prepare(config, episodes)
     logged = run.logged_ids()
@@ -237,7 +257,12 @@ def _execute(config: RunConfig, run: RunDir, run_episode: EpisodeFn, processes: 
             todo.append(episode)
         elif episode.episode_id not in logged:
             run.record(done)
-    for episode, result in _results(todo, run, config, run_episode, processes):
+    if executor == "ray":
+        from loca.ray_executor import ray_results
+        finished = ray_results(todo, run, config, run_episode, processes, ray_address)
+    else:
+        finished = _results(todo, run, config, run_episode, processes)
+    for episode, result in finished:
         try:
             text = json.dumps(result, indent=1)
         except (TypeError, ValueError) as exc:  # a record that cannot be stored is a bug
@@ -265,9 +290,10 @@ def _results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: E
             except Exception as exc:
                 yield episode, failure_record(episode, "harness_error", exc)
         return
+    share = config.model_copy(update={"rate_limits": config.rate_limits.split(processes)})
     with ProcessPoolExecutor(max_workers=processes) as pool:
         futures: dict[Future[dict[str, Any]], Episode] = {
-            pool.submit(run_episode, e, run.episode_dir(e), config): e for e in todo}
+            pool.submit(run_episode, e, run.episode_dir(e), share): e for e in todo}
         for future in as_completed(futures):
             episode = futures[future]
             try:

@@ -17,9 +17,11 @@ SERVERS: dict[str, str] = {
     "pdf_tools": "mock_servers.pdf_tools",
     "memory": "mock_servers.memory",
     "calendar": "mock_servers.calendar",
+    "google_sheet": "mock_servers.google_sheet",
     "python_execute": "mock_servers.python_execute",
     "terminal": "mock_servers.terminal",
     "claim_done": "mock_servers.claim_done",
+    "snowflake": "mock_servers.snowflake",
 }
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from scaffolds.clients.base import Sampling
 from scaffolds.context.config import ContextConfig
+from scaffolds.profiles import ModelProfile
 from scaffolds.prompts import get_prompt
 
 
@@ -61,6 +62,23 @@ class AgentConfig(BaseModel):
             raise ValueError("awareness.placement: system needs a system prompt "
                              f"({self.system_prompt} sends none)")
         return self
+
+    def check_profile(self, profile: ModelProfile, strict: bool = True) -> None:
+        """The §3.7 rules that need the model's profile; raises `ValueError` naming the fields.
+        `strict=False` lets through options the profile does not list as supported."""
+        window = self.context.max_context_tokens
+        if window > profile.context_window:
+            raise ValueError(f"context.max_context_tokens={window} is above {profile.id}'s "
+                             f"context window ({profile.context_window})")
+        compaction = self.context.strategies.compaction
+        if compaction is not None and compaction.summary_max_tokens > profile.max_output_tokens:
+            raise ValueError(f"compaction.summary_max_tokens={compaction.summary_max_tokens} is "
+                             f"above {profile.id}'s output limit ({profile.max_output_tokens})")
+        reasoning = [name for name in ("reasoning_effort", "reasoning_budget_tokens")
+                     if getattr(self.sampling, name) is not None]
+        if strict and reasoning and not profile.reasoning:
+            raise ValueError(f"sampling.{reasoning[0]}: {profile.id} is not a reasoning model "
+                             "(set strict: false to send it anyway)")
 
     def warnings(self) -> list[str]:
         """Settings that are allowed but probably not meant (spec §3.7)."""

@@ -65,6 +65,8 @@ class ModelProfile(BaseModel):
     """None: the provider's usual variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`)."""
     context_window: int = Field(gt=0)
     max_output_tokens: int = Field(gt=0)
+    reasoning: bool = False
+    """Takes reasoning settings (`reasoning_effort`, extended thinking)."""
     price: str | None = None
     """Key into the price table; None: no known price."""
 

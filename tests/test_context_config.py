@@ -224,3 +224,33 @@ def test_the_readme_strategy_file_is_valid(tmp_path: Path) -> None:
     choice = choose(None, load_file(example))
     assert choice.name == "clear_tool_results+compaction"
     RunConfig(tasks=["t"], lengths=[8000], seeds=[0], agent="oracle", context=choice.context)
+
+
+def _llm_run(agent: str, **extra: Any) -> RunConfig:
+    return RunConfig(tasks=["canvas_arrange_exam"], lengths=[8000], seeds=[0], agent=agent, **extra)
+
+
+@pytest.mark.parametrize(("agent", "extra", "match"), [
+    ("openai:gpt-4o", {"context": ContextConfig(max_context_tokens=200_000)},
+     r"max_context_tokens=200000 is above gpt-4o's context window \(128000\)"),
+    ("openai:gpt-4o", {"context": ContextConfig.model_validate(
+        {"strategies": {"compaction": {"summary_max_tokens": 20_000}}})},
+     r"summary_max_tokens=20000 is above gpt-4o's output limit \(16384\)"),
+    ("openai:gpt-4o", {"sampling": Sampling(reasoning_effort="high")},
+     "sampling.reasoning_effort: gpt-4o is not a reasoning model"),
+    ("profile:deepseek-chat", {"sampling": Sampling(reasoning_effort="low")},
+     "deepseek-chat is not a reasoning model"),
+    ("profile:no-such-model", {}, "no-such-model"),
+])
+def test_rules_that_need_the_model_profile_refuse(agent: str, extra: dict[str, Any],
+                                                  match: str) -> None:
+    with pytest.raises(ValidationError, match=match):
+        _llm_run(agent, **extra)
+
+
+def test_profile_rules_pass_where_the_model_allows_or_strict_is_off() -> None:
+    assert _llm_run("openai:gpt-5", sampling=Sampling(reasoning_effort="high")).strict
+    loose = _llm_run("openai:gpt-4o", sampling=Sampling(reasoning_effort="high"), strict=False)
+    assert loose.digest() == loose.model_copy(update={"strict": True}).digest()  # not a result
+    _llm_run("openai:some-local-model", context=ContextConfig(max_context_tokens=1_000_000))
+    _llm_run("oracle", context=ContextConfig(max_context_tokens=1_000_000))

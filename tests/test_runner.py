@@ -125,6 +125,27 @@ def test_anthropic_agent_end_to_end_against_a_fake_server(tmp_path, fake_anthrop
     assert "no tool named 'no_such_tool'" in results[0]["content"]
 
 
+@pytest.mark.parametrize("agent", ["anthropic:claude-sonnet-4-5", "profile:claude-sonnet-4-5"])
+def test_every_llm_agent_is_shown_the_strategies_view(tmp_path, fake_anthropic, monkeypatch,
+                                                      any_task, agent):
+    """Only scripted agents run context-blind: a model, whatever its provider, gets the view the
+    strategies render (here the awareness note, which the ledger's messages never hold)."""
+    from scaffolds.context import ContextConfig
+    from tests.fake_anthropic import message, tool_use
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    fake_anthropic.push(message(tool_use("no_such_tool")), message(tool_use("claim_done_claim_done")))
+    config = RunConfig(tasks=[any_task.name], lengths=[8000], seeds=[3], agent=agent,
+                       base_url=fake_anthropic.base_url, strategy="awareness",
+                       context=ContextConfig.model_validate({"strategies": {"awareness": {}}}))
+    assert not config.scripted
+    execute(config, tmp_path / "run", run_episode)
+    second = fake_anthropic.requests[1]
+    texts = [block.get("text", "") for m in second["messages"] if isinstance(m["content"], list)
+             for block in m["content"]]
+    assert any("<system_warning>Token usage:" in t for t in texts)
+
+
 def test_a_bad_episode_is_recorded_and_the_run_goes_on(tmp_path, config_for, monkeypatch):
     """An exception anywhere in an episode ends it as a recorded `harness_error`; the other
     episodes run, and a resume runs none of them again."""

@@ -408,3 +408,45 @@ async def test_compaction_reaches_the_messages_api(
     assert [m["role"] for m in after["messages"]] == ["user"]
     assert SUMMARY.strip() in after["messages"][0]["content"][-1]["text"]
     assert result.metrics.llm_calls == {"main": 6, "compaction": 1}
+
+
+@pytest.mark.asyncio
+async def test_clear_thinking_reaches_the_messages_api(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(*[message(thinking(f"I should read note {i}.", f"sig-{i}"),
+                                  tool_use("read_note", {"id": i}, f"read_{i}")) for i in (1, 2, 3)],
+                        *anthropic_finish())
+    result = await play(make_anthropic(), tmp_path, {"clear_thinking": {"trigger": "always"}},
+                        padding=0)
+    assert result.terminal_state == "claimed_done"
+    assistants = [m for m in fake_anthropic.requests[3]["messages"] if m["role"] == "assistant"]
+    kept = [[b["thinking"] for b in m["content"] if b["type"] == "thinking"] for m in assistants]
+    assert kept == [[], [], ["I should read note 3."]]
+    assert result.metrics.strategy_firings["clear_thinking"] >= 2
+
+
+@pytest.mark.asyncio
+async def test_awareness_reaches_the_messages_api(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(*anthropic_reads(1, 2), *anthropic_finish())
+    result = await play(make_anthropic(), tmp_path, {"awareness": {}}, padding=10)
+    assert result.terminal_state == "claimed_done"
+    task = fake_anthropic.requests[0]["messages"][0]["content"]
+    assert any("<budget:token_budget>4000</budget:token_budget>" in b.get("text", "") for b in task)
+    last_user = fake_anthropic.requests[2]["messages"][-1]
+    kinds = [b["type"] for b in last_user["content"]]
+    assert kinds == ["tool_result", "text"]  # the usage note follows the results in one message
+    assert last_user["content"][-1]["text"].startswith("Current token usage")
+    assert result.metrics.awareness_notes == 3
+
+
+@pytest.mark.asyncio
+async def test_hard_truncation_reaches_the_messages_api(
+        fake_anthropic: FakeAnthropic, make_anthropic: MakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.push(*anthropic_reads(1, 2, 3), *anthropic_finish())
+    result = await play(make_anthropic(), tmp_path, {}, padding=2600, window=3000)
+    assert result.terminal_state == "claimed_done"
+    wire = results(fake_anthropic.requests[3])
+    assert list(wire) == ["read_3"]
+    assert "characters omitted to fit the context" in str(wire["read_3"])
+    assert result.metrics.strategy_firings["truncate"] >= 2

@@ -5,9 +5,10 @@ An entry is a whole world directory, `<cache dir>/worlds/<key>/world/`, where th
 of what determines the world (the caller's business: task, generator version and code, params,
 seed). Entries are published atomically (built under a temporary name, then renamed; of two
 processes publishing the same key, one wins and the other's copy is dropped) and never changed
-afterwards. A hit is verified: the copy's content hash must equal the one taken when the entry
-was published (the world as served, measurement included), else the entry is dropped and the
-caller builds the world itself. Aliases map a
+afterwards. A hit is verified: the digest of the copy's files must equal the one taken when the
+entry was published (the world as served, measurement included), else the entry is dropped and
+the caller builds the world itself. (A digest of the bytes rather than `content_hash`, which
+reads every database row: the same guarantee for a copy, at disk speed.) Aliases map a
 request that does not name params (a target length and a seed) to the key of the world it gave.
 
 The cache holds at most `LOCA_WORLD_CACHE_MB` megabytes (default 2048; 0 turns it off; it is
@@ -16,6 +17,7 @@ limit, the entries used least recently (each hit touches its entry) are removed 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -25,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loca.core.cache import cache_dir
-from loca.core.world import World, WorldError, content_hash
+from loca.core.world import World, WorldError
 
 LIMIT_ENV = "LOCA_WORLD_CACHE_MB"
 DEFAULT_LIMIT_MB = 2048
 _USED = "used"  # beside an entry's world; touched on every hit (its mtime orders eviction)
-_HASH = "content_hash"  # beside an entry's world: the hash a copy must have
+_DIGEST = "digest"  # beside an entry's world: the digest of its files a copy must have
 log = logging.getLogger("loca.world_cache")
 
 
@@ -52,7 +54,7 @@ class WorldCache:
         try:
             shutil.copytree(entry / "world", dest)
             world = World.load(dest, complete=True)
-            intact = content_hash(world) == (entry / _HASH).read_text(encoding="ascii")
+            intact = files_digest(dest) == (entry / _DIGEST).read_text(encoding="ascii")
         except (OSError, ValueError, WorldError) as exc:
             log.warning("world cache entry %s is unreadable: %s", key, exc)
             intact = False
@@ -75,8 +77,7 @@ class WorldCache:
             staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.root))
             try:
                 shutil.copytree(world.root, staging / "world")
-                copy = World.load(staging / "world")
-                (staging / _HASH).write_text(content_hash(copy), encoding="ascii")
+                (staging / _DIGEST).write_text(files_digest(staging / "world"), encoding="ascii")
                 (staging / _USED).touch()
                 try:
                     os.rename(staging, entry)
@@ -124,6 +125,16 @@ class WorldCache:
                 break
             shutil.rmtree(entry, ignore_errors=True)
             total -= size
+
+
+def files_digest(root: Path) -> str:
+    """sha256 over the relative path and the bytes of every file under `root`, in path order."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(hashlib.file_digest(fh, "sha256").digest())
+    return h.hexdigest()
 
 
 def _size(root: Path) -> int:

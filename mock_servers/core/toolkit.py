@@ -36,6 +36,7 @@ from typing import Any, Literal
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ToolError
 from fastmcp.exceptions import ValidationError as FastMCPValidationError
+from fastmcp.resources import FunctionResource
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from fastmcp.tools import FunctionTool, Tool
 from mcp.types import ToolAnnotations
@@ -54,7 +55,7 @@ from mock_servers.core.errors import (
     unknown_tool,
 )
 from mock_servers.core.limits import check_arguments
-from mock_servers.core.output import cap_json, cap_text
+from mock_servers.core.output import cap_json, cap_text, dump_json
 from mock_servers.core.schema import normalize_schema
 from mock_servers.core.watchdog import WATCHDOG, Budget
 
@@ -143,6 +144,7 @@ class Toolbox:
         self.page_keys = page_keys
         self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})
         self.defs: dict[str, ToolDef] = {}
+        self.resources: dict[str, tuple[Callable[[Call], Any], str]] = {}
         self._templates: dict[tuple[str, str, str], FunctionTool] = {}
 
     def tool(
@@ -174,6 +176,15 @@ class Toolbox:
                 fn.__name__, fn, rw, core, destructive,
                 rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only,
                 frozenset(raw_text), own_deadline)
+            return fn
+        return register
+
+    def resource(self, uri: str, description: str) -> Callable[[Callable[[Call], Any]], Callable[[Call], Any]]:
+        """Register an MCP resource at `uri`: a function of a read-only `Call` whose result is
+        served as compact JSON."""
+
+        def register(fn: Callable[[Call], Any]) -> Callable[[Call], Any]:
+            self.resources[uri] = (fn, description)
             return fn
         return register
 
@@ -224,6 +235,10 @@ class ServerRuntime:
         for tdef in toolbox.defs.values():
             self.tools[tdef.name] = self.make_tool(tdef.name)
             self.app.add_tool(self.tools[tdef.name])
+        for uri, (fn, description) in toolbox.resources.items():
+            self.app.add_resource(FunctionResource.from_function(
+                self._resource_reader(uri), uri=uri, name=fn.__name__, description=description,
+                mime_type="application/json"))
         self.app.add_middleware(ErrorFormatting({name: self for name in self.tools}))
 
     def setup(self, toolbox: Toolbox, world: World, config: dict[str, Any], db: Database | None) -> None:
@@ -237,6 +252,17 @@ class ServerRuntime:
         self.seconds = float(config.get("max_call_seconds", CALL_SECONDS))
         self.memory = int(config.get("max_call_memory_mb", CALL_MEMORY_MB)) << 20
         self.arg_limits: dict[str, dict[str, int]] = {}
+
+    def read_resource(self, uri: str) -> str:
+        """The content of the resource at `uri`, read in its own read transaction."""
+        fn = self.toolbox.resources[uri][0]
+        with self.db.read() as session:
+            return dump_json(fn(Call(self.world, session, fn.__name__, False, self.config, self.state)))
+
+    def _resource_reader(self, uri: str) -> Callable[[], str]:
+        def read() -> str:
+            return self.read_resource(uri)
+        return read
 
     def refusal(self, name: str, arguments: Any) -> str | None:
         """The error text when the raw `arguments` of tool `name` break the limits every call

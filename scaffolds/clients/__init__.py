@@ -17,6 +17,7 @@ from scaffolds.clients.base import (
     Usage,
 )
 from scaffolds.clients.openai_compat import OpenAICompatClient
+from scaffolds.clients.ratelimit import RateLimits, limiter_for
 from scaffolds.clients.retry import Retrier, RetryPolicy, Timeouts
 from scaffolds.clients.scripted import GeneratorPolicy, ScriptedClient
 from scaffolds.profiles import DEFAULT_KEY_ENV, ModelProfile, Provider, registry
@@ -24,8 +25,8 @@ from scaffolds.profiles import DEFAULT_KEY_ENV, ModelProfile, Provider, registry
 __all__ = [
     "LLM_AGENTS", "AnthropicClient", "Attempt", "AttemptError", "GenerateRequest",
     "GenerateResult", "GeneratorPolicy", "LLMCallError", "ModelClient", "OpenAICompatClient",
-    "Retrier", "RetryPolicy", "Sampling", "ScriptedClient", "Timeouts", "Usage",
-    "agent_key_env", "client_from_agent_string", "is_llm_agent",
+    "RateLimits", "Retrier", "RetryPolicy", "Sampling", "ScriptedClient", "Timeouts", "Usage",
+    "agent_key_env", "agent_profile", "client_from_agent_string", "is_llm_agent", "rate_group",
 ]
 
 LLM_AGENTS = "openai:MODEL, anthropic:MODEL or profile:ID"
@@ -57,13 +58,24 @@ def _resolve(agent: str, base_url: str | None) -> tuple[Provider, str, str, Mode
     return provider, name, DEFAULT_KEY_ENV[provider], registry().find(provider, name, base_url)
 
 
+def agent_profile(agent: str, base_url: str | None = None) -> ModelProfile | None:
+    """The model profile of an LLM agent string at `base_url`; None when it has none."""
+    return _resolve(agent, base_url)[3]
+
+
 def agent_key_env(agent: str) -> str:
     """The environment variable holding the API key of an LLM agent string."""
     return _resolve(agent, None)[2]
 
 
+def rate_group(agent: str, base_url: str | None = None) -> str:
+    """The rate group of an LLM agent string: its provider, endpoint and key variable."""
+    provider, _, key_env, profile = _resolve(agent, base_url)
+    return f"{provider}|{base_url or (profile.base_url if profile else None) or ''}|{key_env}"
+
+
 def client_from_agent_string(agent: str, base_url: str | None = None,
-                             api_key_env: str | None = None,
+                             api_key_env: str | None = None, rate_limits: RateLimits | None = None,
                              **options: Any) -> OpenAICompatClient | AnthropicClient:
     """A client for `openai:MODEL`, `anthropic:MODEL` or `profile:ID`; `options` go to the
     client's constructor.
@@ -71,7 +83,8 @@ def client_from_agent_string(agent: str, base_url: str | None = None,
     The model's profile, when it has one at this endpoint, caps the output and prices the calls;
     a `profile:ID` also gives the endpoint and the key variable. The API key is read from
     `api_key_env` (default: the provider's or the profile's), which must be set (any placeholder
-    for local servers that ignore keys).
+    for local servers that ignore keys). With `rate_limits`, every attempt waits for a permit of
+    the process's limiter of the agent's rate group (`ratelimit.limiter_for`).
     """
     provider, model, key_env, profile = _resolve(agent, base_url)
     key_env = api_key_env or key_env
@@ -82,5 +95,7 @@ def client_from_agent_string(agent: str, base_url: str | None = None,
         options = {"max_output_tokens": profile.max_output_tokens,
                    "price": registry().price_of(profile), **options}
         base_url = base_url or profile.base_url
+    if rate_limits is not None:
+        options["limiter"] = limiter_for(rate_group(agent, base_url), rate_limits)
     client_type = AnthropicClient if provider == "anthropic" else OpenAICompatClient
     return client_type(model, api_key=api_key, base_url=base_url, **options)

@@ -42,6 +42,7 @@ from scaffolds.clients.base import (
     Usage,
     priced,
 )
+from scaffolds.clients.ratelimit import Limiter
 from scaffolds.clients.retry import (
     Retrier,
     RetryPolicy,
@@ -65,7 +66,7 @@ class AnthropicClient:
                  retry: RetryPolicy | None = None, prompt_caching: PromptCaching = "auto",
                  max_output_tokens: int | None = None, price: Price | None = None,
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time, limiter: Limiter | None = None) -> None:
         self.model = model
         self.stream = stream
         self.timeouts = timeouts or Timeouts()
@@ -73,14 +74,15 @@ class AnthropicClient:
         self.max_output_tokens = max_output_tokens
         """The model's output limit (from its profile): requests never ask for more."""
         self.price = price
-        self._retrier = Retrier(retry, sleep=sleep, rng=rng)
+        self._retrier = Retrier(retry, sleep=sleep, rng=rng, limiter=limiter)
         self._wall_clock = wall_clock
         self._sdk = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
                                              timeout=self._timeout(None))
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         params = self._request_params(request)
-        result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s))
+        result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s),
+                                          request.predicted_input_tokens + params["max_tokens"])
         return priced(result, self.price)
 
     async def aclose(self) -> None:

@@ -35,6 +35,7 @@ from scaffolds.clients.openai_wire import (
     wire_messages,
     wire_tools,
 )
+from scaffolds.clients.ratelimit import Limiter
 from scaffolds.clients.retry import (
     Retrier,
     RetryPolicy,
@@ -60,7 +61,7 @@ class OpenAICompatClient:
                      "max_completion_tokens"),
                  max_output_tokens: int | None = None, price: Price | None = None,
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time, limiter: Limiter | None = None) -> None:
         self.model = model
         self.stream = stream
         self.timeouts = timeouts or Timeouts()
@@ -72,14 +73,15 @@ class OpenAICompatClient:
         """The model's output limit (from its profile): requests never ask for more."""
         self.price = price
         """Prices the calls whose cost the provider does not report."""
-        self._retrier = Retrier(retry, sleep=sleep, rng=rng)
+        self._retrier = Retrier(retry, sleep=sleep, rng=rng, limiter=limiter)
         self._wall_clock = wall_clock
         self._sdk = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0,
                                        timeout=self._timeout(None))
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         params = self._request_params(request)
-        result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s))
+        result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s),
+                                          request.predicted_input_tokens + params[self.max_tokens_field])
         return priced(result, self.price)
 
     async def aclose(self) -> None:

@@ -12,13 +12,15 @@ import email.utils
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scaffolds.clients.base import Attempt, AttemptError, ErrorClass, GenerateResult, LLMCallError
+from scaffolds.clients.ratelimit import Limiter
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 AUTH_STATUSES = frozenset({401, 403})
@@ -122,23 +124,46 @@ def retry_after_wait_s(retry_after: float, policy: RetryPolicy, rng: random.Rand
     return max(policy.min_delay_s, min(policy.max_retry_after_s, jittered))
 
 
+@dataclass
+class _Permit:
+    used: int | None = None
+    throttled: bool = False
+
+
 class Retrier:
     """Runs one model call with the retry rules of §2.6."""
 
     def __init__(self, policy: RetryPolicy | None = None, *, sleep: Sleep = asyncio.sleep,
                  rng: random.Random | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 limiter: Limiter | None = None) -> None:
         self.policy = policy or RetryPolicy()
         self._sleep = sleep
         self._rng = rng or random.Random(0)
         self._clock = clock
+        self._limiter = limiter
 
-    async def call(self, attempt: Callable[[], Awaitable[GenerateResult]]) -> GenerateResult:
+    @asynccontextmanager
+    async def _permit(self, tokens: int) -> AsyncIterator[_Permit]:
+        """The rate limiter's permit for one attempt (nothing to wait for without a limiter)."""
+        permit = _Permit()
+        if self._limiter is None:
+            yield permit
+            return
+        await self._limiter.acquire(tokens)
+        try:
+            yield permit
+        finally:
+            await self._limiter.release(tokens, permit.used, permit.throttled)
+
+    async def call(self, attempt: Callable[[], Awaitable[GenerateResult]],
+                   tokens: int = 0) -> GenerateResult:
         """Call `attempt` until it yields an acceptable result; raise `LLMCallError` otherwise.
 
-        `attempt` raises `AttemptError` for a failed try. Empty replies are resent up to
-        `empty_retries` times and then returned; a `length` finish is resent once under
-        `on_length: retry_once`.
+        `attempt` raises `AttemptError` for a failed try. Each attempt holds a permit of the
+        rate limiter charged with `tokens` (the predicted input plus the output limit). Empty
+        replies are resent up to `empty_retries` times and then returned; a `length` finish is
+        resent once under `on_length: retry_once`.
         """
         policy = self.policy
         history: list[Attempt] = []
@@ -148,23 +173,29 @@ class Retrier:
         number = 0
         while True:
             number += 1
-            t0 = self._clock()
-            try:
-                result = await attempt()
-            except AttemptError as error:
+            failed: AttemptError | None = None
+            async with self._permit(tokens) as permit:
+                t0 = self._clock()
+                try:
+                    result = await attempt()
+                    permit.used = result.usage.input_tokens + result.usage.output_tokens \
+                        if result.usage.reported else None
+                except AttemptError as error:
+                    permit.throttled = error.status == 429
+                    failed = error
                 latency = self._clock() - t0
-                answered = answered or not error.unanswered
+            if failed is not None:
+                answered = answered or not failed.unanswered
                 spent = sum(a.latency_s + a.wait_s for a in history) + latency
-                wait = self._wait_after(error, number, spent, answered)
-                history.append(Attempt(number, error.error_class, error.status, error.message,
+                wait = self._wait_after(failed, number, spent, answered)
+                history.append(Attempt(number, failed.error_class, failed.status, failed.message,
                                        wait or 0.0, latency))
                 if wait is None:
-                    message = self._final_message(error, number, spent, answered)
-                    raise LLMCallError(error.error_class, message, status=error.status,
-                                       attempts=tuple(history)) from error
+                    message = self._final_message(failed, number, spent, answered)
+                    raise LLMCallError(failed.error_class, message, status=failed.status,
+                                       attempts=tuple(history)) from failed
                 await self._sleep(wait)
                 continue
-            latency = self._clock() - t0
             if result.message.is_empty and empties < policy.empty_retries:
                 empties += 1
                 history.append(Attempt(number, "empty", None,

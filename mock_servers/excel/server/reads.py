@@ -132,12 +132,13 @@ def _fill_cached_values(sheet: SheetRows, page: _Page) -> None:
                 (w.min_row + i, f"{get_column_letter(w.min_col + j)}{w.min_row + i}"))
 
 
-def _within_cap(page: _Page, cap: int) -> dict[str, Any]:
-    full = page.result()
-    if len(dump_json(full)) <= cap or len(page.values) < 2:
-        return full
+def _within_cap(page: _Page, cap: int) -> str:
+    """The page as JSON text within the output cap (serialised once when it fits)."""
+    text = dump_json(page.result())
+    if len(text) <= cap or len(page.values) < 2:
+        return text
     rows = most_that_fit(1, len(page.values) - 1, lambda n: len(dump_json(page.result(n))) <= cap)
-    return page.result(rows)  # reported as a cut page
+    return dump_json(page.result(rows))  # reported as a cut page
 
 
 @toolbox.tool(rw="read", core=True)
@@ -152,7 +153,7 @@ def read_data_from_excel(
         description=f"return at most the first {PREVIEW_ROWS} rows")] = False,
     max_cells: Annotated[Int, Field(ge=1, le=20000,
                                     description="cells per page (default 5000, max 20000)")] = 5000,
-) -> dict:
+) -> str:
     """Read cell values as `{sheet_name,range,values,uncalculated,has_more,next_start_cell}`:
     `values` is a list of rows over the range (`range` = cells this page covers; trailing empty
     rows are dropped). Pages hold at most max_cells cells (default 5000, max 20000); when

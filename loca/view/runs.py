@@ -1,0 +1,171 @@
+"""The run directories `loca view` serves: their planned episodes as filterable, paged rows, and
+one episode's summary and timeline pages. Runs are read by `loca.report.load` and read again
+when one of their files changes, so a run still in progress shows its new episodes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loca.core.lengths import label
+from loca.report.load import Run, load_run
+from loca.view.timeline import Timeline, folded, read_timeline, whole
+
+FILTERS = ("task", "length", "agent", "strategy", "terminal_state", "passed")
+"""Row fields the episode table filters on (exact match)."""
+PAGE = 100
+"""Rows or entries in a page unless asked otherwise."""
+PAGE_MAX = 500
+UNFINISHED = "not finished"
+RUN_FILES = ("run.json", "manifest.jsonl", "episodes.jsonl")
+
+
+class NotFound(LookupError):
+    """An episode or message that the runs do not hold."""
+
+
+@dataclass(frozen=True)
+class Episode:
+    key: str
+    """`<run number>:<episode id>`: unique over the runs served."""
+    run: Run
+    planned: dict[str, Any]
+    record: dict[str, Any] | None
+
+    def row(self) -> dict[str, Any]:
+        """What the episode table shows of it."""
+        r, p = self.record or {}, self.planned
+        metrics = _mapping(r.get("metrics"))
+        firings = _mapping(metrics.get("strategy_firings"))
+        checks: list[Any] = r["checks"] if isinstance(r.get("checks"), list) else []
+        return {
+            "key": self.key, "run": self.run.root.name, "episode_id": p["episode_id"], "task": p["task"],
+            "length": label(p["target_tokens"]), "target_tokens": p["target_tokens"], "seed": p["seed"],
+            "agent": str(r.get("agent") or p.get("agent") or self.run.config.get("agent", "?")),
+            "strategy": str(r.get("strategy") or p.get("strategy") or self.run.config.get("strategy", "react")),
+            "terminal_state": str(r.get("terminal_state") or UNFINISHED) if self.record else UNFINISHED,
+            "passed": "yes" if r.get("success") is True else "no" if self.record else UNFINISHED,
+            "reward": r.get("reward"), "turns": metrics.get("turns"), "tool_calls": metrics.get("tool_calls"),
+            "peak_request_tokens": metrics.get("peak_request_tokens"),
+            "trajectory_tokens": metrics.get("trajectory_tokens"),
+            "firings": sum(int(v) for v in firings.values() if isinstance(v, int)),
+            "failed_checks": [str(c.get("name")) for c in checks if isinstance(c, dict) and not c.get("passed")],
+        }
+
+    def trajectory(self) -> Path:
+        """The episode's ledger file, inside its run directory."""
+        root = self.run.root.resolve()
+        named = (self.record or {}).get("trajectory")
+        path = (root / named if isinstance(named, str) else
+                root / "episodes" / self.planned["episode_id"] / "trajectory.jsonl").resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            raise NotFound(f"episode {self.key} has no trajectory file yet")
+        return path
+
+    def timeline(self) -> Timeline:
+        try:
+            return read_timeline(self.trajectory())
+        except OSError as exc:
+            raise NotFound(f"episode {self.key}: its trajectory cannot be read ({exc.strerror})") from None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _page(query: Mapping[str, str]) -> tuple[int, int]:
+    try:
+        offset, limit = int(query.get("offset", 0)), int(query.get("limit", PAGE))
+    except ValueError:
+        raise ValueError("offset and limit must be integers") from None
+    if offset < 0 or not 1 <= limit <= PAGE_MAX:
+        raise ValueError(f"offset must be >= 0 and limit within 1..{PAGE_MAX}")
+    return offset, limit
+
+
+class Catalog:
+    """The runs served, reloaded when their files change."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = list(dict.fromkeys(Path(r) for r in roots))
+        self._stamp: tuple[Any, ...] = ()
+        self._episodes: dict[str, Episode] = {}
+        self.episodes()  # a directory that is not a run fails here, at start-up
+
+    def _stamps(self) -> tuple[Any, ...]:
+        stamps: list[tuple[int, int] | None] = []
+        for root in self.roots:
+            for name in RUN_FILES:
+                try:
+                    stat = (root / name).stat()
+                    stamps.append((stat.st_mtime_ns, stat.st_size))
+                except OSError:
+                    stamps.append(None)
+        return tuple(stamps)
+
+    def episodes(self) -> dict[str, Episode]:
+        stamp = self._stamps()
+        if stamp != self._stamp:
+            episodes = {}
+            for n, root in enumerate(self.roots):
+                run = load_run(root)
+                for planned in run.planned:
+                    key = f"{n}:{planned['episode_id']}"
+                    episodes[key] = Episode(key, run, planned, run.records.get(planned["episode_id"]))
+            self._episodes, self._stamp = episodes, stamp
+        return self._episodes
+
+    def episode(self, key: str) -> Episode:
+        found = self.episodes().get(key)
+        if found is None:
+            raise NotFound(f"no episode {key!r} in the runs served")
+        return found
+
+    def listing(self, query: Mapping[str, str]) -> dict[str, Any]:
+        """One page of the rows matching the filters given, with every filter's values."""
+        offset, limit = _page(query)
+        rows = [e.row() for e in self.episodes().values()]
+        wanted = {name: query[name] for name in FILTERS if query.get(name)}
+        matching = [r for r in rows if all(str(r[name]) == value for name, value in wanted.items())]
+        values = {name: sorted({str(r[name]) for r in rows}, key=lambda v: (len(v), v) if name == "length" else v)
+                  for name in FILTERS}
+        return {"total": len(matching), "offset": offset, "items": matching[offset:offset + limit],
+                "filters": values, "runs": [str(root) for root in self.roots]}
+
+    def summary(self, key: str) -> dict[str, Any]:
+        """One episode: its row, checks, metrics, ledger header and context series; no entries."""
+        episode = self.episode(key)
+        record = episode.record or {}
+        timeline: Timeline | None = None
+        try:
+            timeline = episode.timeline()
+            problems = timeline.problems
+        except NotFound as exc:
+            problems = [str(exc)]
+        verdict = timeline.verdict if timeline else None
+        checks = record.get("checks") if isinstance(record.get("checks"), list) else (verdict or {}).get("checks")
+        header = timeline.header if timeline else {}
+        return {"row": episode.row(), "checks": checks or [], "metrics": record.get("metrics"),
+                "error": record.get("error"), "world_dir": record.get("world_dir"),
+                "header": {k: header.get(k) for k in ("format", "config", "prompts", "env", "client") if k in header},
+                "tools": timeline.tools if timeline else {}, "series": timeline.series if timeline else [],
+                "terminal": timeline.terminal if timeline else None,
+                "entries": len(timeline.entries) if timeline else 0, "problems": problems}
+
+    def entries(self, key: str, query: Mapping[str, str]) -> dict[str, Any]:
+        """One page of an episode's timeline, long texts folded."""
+        offset, limit = _page(query)
+        timeline = self.episode(key).timeline()
+        page = timeline.entries[offset:offset + limit]
+        return {"total": len(timeline.entries), "offset": offset, "items": [folded(e) for e in page]}
+
+    def message(self, key: str, mid: str) -> dict[str, Any]:
+        """One message entry in full."""
+        timeline = self.episode(key).timeline()
+        try:
+            index = timeline.by_mid[int(mid)]
+        except (KeyError, ValueError):
+            raise NotFound(f"episode {key} has no message {mid!r}") from None
+        return whole(timeline.entries[index])

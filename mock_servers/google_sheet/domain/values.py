@@ -1,0 +1,157 @@
+"""Cell values: what USER_ENTERED input becomes, how values are stored (SQLite values plus a
+type) and how they are shown (API values, formatted text, grid-data objects)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+from typing import Any, NamedTuple
+
+from mock_servers.core.formulas import FormulaError, Serial, date_serial, serial_date
+from mock_servers.core.formulas.values import ERROR_CODES, Scalar, format_number
+
+CellInput = str | int | float | bool | None
+_NUMBER = re.compile(r"(?P<sign>[-+]?)(?P<cur>\$?)(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
+                     r"(?P<exp>[eE][-+]?\d+)?(?P<pct>%?)")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+class Entry(NamedTuple):
+    """A cell as stored: what was entered, its formula, its value (JSON) and value type."""
+
+    input: str
+    formula: str | None
+    value: float | str | None
+    value_type: str
+
+
+def _literal(text: str) -> tuple[Any, str] | None:
+    """The number, date or boolean a typed text means, else None (it stays text)."""
+    stripped = text.strip()
+    found = _NUMBER.fullmatch(stripped)
+    if found:
+        value = float((found.group("num") + (found.group("exp") or "")).replace(",", ""))
+        if not math.isfinite(value):
+            return None
+        value = -value if found.group("sign") == "-" else value
+        return (value / 100 if found.group("pct") else value), "number"
+    found = _ISO_DATE.fullmatch(stripped)
+    if found:
+        try:
+            return float(date_serial(date(*map(int, found.groups())))), "date"
+        except ValueError:
+            return None
+    if stripped.upper() in ("TRUE", "FALSE"):
+        return stripped.upper() == "TRUE", "bool"
+    return None
+
+
+def entered(raw: CellInput) -> Entry | None:
+    """USER_ENTERED semantics: numbers, dates (YYYY-MM-DD) and TRUE/FALSE typed as text become
+    values, a leading `=` a formula (its value computed later), a leading `'` forces text.
+    None for `""` (the cell is cleared)."""
+    if isinstance(raw, bool):
+        return Entry("TRUE" if raw else "FALSE", None, float(raw), "bool")
+    if isinstance(raw, (int, float)):
+        value = float(raw)
+        return Entry(format_number(value), None, value, "number")
+    text = raw or ""
+    if text == "":
+        return None
+    if text.startswith("=") and text.strip() != "=":
+        return Entry(text, text, None, "empty")
+    if text.startswith("'"):
+        return Entry(text, None, text[1:], "string")
+    literal = _literal(text)
+    if literal is not None:
+        return Entry(text, None, float(literal[0]), literal[1])
+    return Entry(text, None, text, "string")
+
+
+def stored(value: Scalar) -> tuple[float | str | None, str]:
+    """A formula's result as stored: (value, value type)."""
+    if value is None:
+        return None, "empty"
+    if isinstance(value, FormulaError):
+        return value.code, "error"
+    if isinstance(value, bool):
+        return float(value), "bool"
+    if isinstance(value, Serial):
+        return float(value), "date"
+    if isinstance(value, float):
+        return value, "number"
+    return value, "string"
+
+
+def loaded(value: float | str | None, value_type: str) -> Scalar:
+    """A stored value as the formula engine sees it."""
+    if value is None:
+        return None
+    if value_type == "number":
+        return float(value)
+    if value_type == "date":
+        return Serial(value)
+    if value_type == "bool":
+        return bool(value)
+    if value_type == "error":
+        return ERROR_CODES.get(str(value), FormulaError(str(value)))
+    return str(value)
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value == int(value) and abs(value) < 2**53 else value
+
+
+def shown(value: float | str | None, value_type: str) -> Any:
+    """A stored value as the API returns it: a JSON number, boolean or string; a date as
+    YYYY-MM-DD, an error as its code, empty as ""."""
+    if value is None:
+        return ""
+    if value_type == "number":
+        return _number(float(value))
+    if value_type == "date":
+        return serial_date(float(value)).isoformat()
+    if value_type == "bool":
+        return bool(value)
+    return value
+
+
+def formatted(value: float | str | None, value_type: str) -> str:
+    """The value as the sheet displays it."""
+    if value is None:
+        return ""
+    if value_type == "number":
+        return format_number(float(value))
+    if value_type == "bool":
+        return "TRUE" if value else "FALSE"
+    return str(shown(value, value_type))
+
+
+_ERROR_TYPES = {"#DIV/0!": "DIVIDE_BY_ZERO", "#N/A": "N_A", "#REF!": "REF", "#VALUE!": "VALUE",
+                "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR"}
+
+
+def user_entered_value(entry_input: str, formula: str | None, value: float | str | None,
+                       value_type: str) -> dict[str, Any]:
+    """The grid-data `userEnteredValue` object."""
+    if formula is not None:
+        return {"formulaValue": formula}
+    if value_type in ("number", "date"):
+        return {"numberValue": _number(float(value or 0))}
+    if value_type == "bool":
+        return {"boolValue": bool(value)}
+    return {"stringValue": entry_input if value is None else value}
+
+
+def effective_value(value: float | str | None, value_type: str) -> dict[str, Any] | None:
+    """The grid-data `effectiveValue` object (None for an empty result)."""
+    if value is None:
+        return None
+    if value_type in ("number", "date"):
+        return {"numberValue": _number(float(value))}
+    if value_type == "bool":
+        return {"boolValue": bool(value)}
+    if value_type == "error":
+        return {"errorValue": {"type": _ERROR_TYPES.get(str(value), "ERROR"), "message": value}}
+    return {"stringValue": value}

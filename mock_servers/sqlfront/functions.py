@@ -1,0 +1,129 @@
+"""Which SQL functions a query may call, and the rewrite of those SQLite lacks into calls of
+`sqlfront.udf`. The check reads the parsed tree: a function that is neither SQLite's (after
+sqlglot's translation) nor one of ours is UNIMPLEMENTED, naming it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlglot import exp
+
+from mock_servers.core.errors import Code, ToolFailure
+from mock_servers.sqlfront.udf import AGGREGATES, SCALARS, unit_name
+
+# functions whose SQLite translation runs as it is (natively or through `udf`)
+NATIVE: frozenset[type[exp.Expression]] = frozenset({
+    exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Coalesce, exp.Nullif, exp.Abs, exp.Round,
+    exp.Upper, exp.Lower, exp.Length, exp.Substring, exp.Trim, exp.Concat, exp.If, exp.Case, exp.Cast,
+    exp.TryCast, exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag, exp.Lead, exp.FirstValue,
+    exp.LastValue, exp.NthValue, exp.Ntile, exp.PercentRank, exp.CumeDist, exp.Greatest, exp.Least,
+    exp.GroupConcat, exp.StrPosition, exp.Ln, exp.Log, exp.Exp, exp.Pow, exp.Sqrt, exp.Floor,
+    exp.Ceil, exp.Sign, exp.Mod, exp.Replace, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Left,
+    exp.Right, exp.Pad, exp.Initcap, exp.Reverse, exp.SplitPart, exp.RegexpLike, exp.Trunc,
+    exp.AnyValue, exp.LogicalAnd, exp.LogicalOr, exp.CountIf, exp.SafeDivide, exp.Stddev,
+    exp.StddevSamp, exp.Variance, exp.ToChar, exp.And, exp.Or, exp.Exists,
+})
+OURS = frozenset(SCALARS) | frozenset(AGGREGATES)
+_ANONYMOUS = {"TO_TIMESTAMP": "SF_TO_TIMESTAMP", "TO_TIMESTAMP_NTZ": "SF_TO_TIMESTAMP",
+              "TO_DATE": "SF_TO_DATE", "DATE_PART": "SF_DATE_PART"}
+_PARTS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day", exp.DayOfMonth: "day",
+          exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second", exp.Quarter: "quarter",
+          exp.Week: "week", exp.WeekOfYear: "week", exp.DayOfWeek: "dayofweek",
+          exp.DayOfYear: "dayofyear"}
+_RENAMED: dict[type[exp.Expression], str] = {exp.Left: "SF_LEFT", exp.Right: "SF_RIGHT"}  # keywords in SQLite
+_AGGREGATES: dict[type[exp.Expression], str] = {
+    exp.Median: "SF_MEDIAN", exp.StddevPop: "SF_STDDEV_POP", exp.VariancePop: "SF_VAR_POP"}
+
+
+def _call(name: str, *args: exp.Expression | None) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=[a for a in args if a is not None])
+
+
+def _unit(node: exp.Expression, default: str = "day") -> exp.Literal:
+    unit = node.args.get("unit")
+    text = unit.name if isinstance(unit, exp.Expression) else str(unit or default)
+    if unit_name(text) is None:
+        raise ToolFailure(Code.INVALID_ARGUMENT, f"unknown date part '{text}'")
+    return exp.Literal.string(text)
+
+
+def _lower_dates(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.DateAdd | exp.TsOrDsAdd | exp.TimestampAdd):
+        return _call("SF_DATEADD", _unit(node), node.expression, node.this)
+    if isinstance(node, exp.DateSub):
+        return _call("SF_DATEADD", _unit(node), exp.Neg(this=node.expression), node.this)
+    if isinstance(node, exp.DateDiff | exp.TimestampDiff):
+        return _call("SF_DATEDIFF", _unit(node), node.expression, node.this)
+    if isinstance(node, exp.DateTrunc | exp.TimestampTrunc):
+        return _call("SF_DATE_TRUNC", _unit(node), node.this)
+    if isinstance(node, exp.Extract):
+        return _call("SF_DATE_PART", exp.Literal.string(node.this.name), node.expression)
+    if type(node) in _PARTS:
+        return _call("SF_DATE_PART", exp.Literal.string(_PARTS[type(node)]), node.this)
+    if isinstance(node, exp.LastDay):
+        return _call("SF_LAST_DAY", node.this, _unit(node, "month"))
+    if isinstance(node, exp.TsOrDsToDate | exp.StrToDate) and not node.args.get("format"):
+        return _call("SF_TO_DATE", node.this)
+    return None
+
+
+def _listagg(node: exp.GroupConcat) -> exp.Expression | None:
+    """LISTAGG(x, sep) WITHIN GROUP (ORDER BY k [DESC]): SQLite's GROUP_CONCAT has no order."""
+    order = node.this
+    if not isinstance(order, exp.Order):
+        return None
+    keys = order.expressions
+    if len(keys) != 1 or isinstance(order.this, exp.Distinct):
+        raise _unsupported("LISTAGG with DISTINCT or several ordering keys")
+    separator = node.args.get("separator") or exp.Literal.string("")
+    return _call("SF_LISTAGG", order.this, separator, keys[0].this,
+                 exp.Literal.number(1 if keys[0].args.get("desc") else 0))
+
+
+def _replacement(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expression | None:
+    """What replaces `node`, None when it stays; UNIMPLEMENTED when it cannot run."""
+    if isinstance(node, exp.CurrentDate):
+        return exp.Literal.string(now().date().isoformat())
+    if isinstance(node, exp.CurrentTimestamp | exp.CurrentDatetime):
+        return exp.Literal.string(now().replace(tzinfo=None).isoformat(sep=" ", timespec="milliseconds"))
+    if type(node) in _AGGREGATES:
+        return _call(_AGGREGATES[type(node)], node.this)
+    if type(node) in _RENAMED:
+        return _call(_RENAMED[type(node)], node.this, node.expression)
+    if isinstance(node, exp.GroupConcat):
+        return _listagg(node)
+    lowered = _lower_dates(node)
+    if lowered is not None:
+        return lowered
+    if isinstance(node, exp.ToChar) and node.args.get("format"):
+        raise _unsupported("TO_CHAR with a format")
+    if isinstance(node, exp.Anonymous):
+        name = node.name.upper()
+        if name in _ANONYMOUS:
+            return _call(_ANONYMOUS[name], *node.expressions)
+        if name not in OURS:
+            raise _unsupported(node.name)
+    elif isinstance(node, exp.Func) and type(node) not in NATIVE:
+        raise _unsupported(node.sql_name())
+    return None
+
+
+def _visit(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
+    new = _replacement(node, now)
+    if new is None:
+        return node
+    if isinstance(new, exp.Anonymous):  # its arguments came from the old node: visit them too
+        new.set("expressions", [a.transform(_visit, now, copy=False) for a in new.expressions])
+    return new
+
+
+def lower(tree: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
+    """`tree` with the functions SQLite lacks turned into calls of ours and CURRENT_DATE /
+    CURRENT_TIMESTAMP read from the clock; a function we do not support is UNIMPLEMENTED."""
+    return tree.transform(_visit, now, copy=False)
+
+
+def _unsupported(name: str) -> ToolFailure:
+    return ToolFailure(Code.UNIMPLEMENTED, f"function {name.upper()} is not supported",
+                       hint="rewrite the query with supported functions (see the tool description)")

@@ -1,0 +1,152 @@
+"""Running a parsed statement on SQLite: resolve its tables, lower its functions, type its
+result columns, push the row limit into the SQL, and show the rows by their logical types."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlglot import ErrorLevel, exp
+from sqlglot.errors import SqlglotError
+
+from mock_servers.core.errors import Code, ToolFailure, invalid
+from mock_servers.sqlfront import functions, infer, names, types
+from mock_servers.sqlfront.names import Catalog, TableRef
+from mock_servers.sqlfront.target import Target
+from mock_servers.sqlfront.types import LogicalType
+
+
+@dataclass
+class Prepared:
+    """A statement ready for SQLite: its text, the tables it reads and its column types."""
+
+    tree: exp.Expression
+    tables: dict[str, TableRef]
+    scope: dict[str, LogicalType] = field(default_factory=dict)
+
+    def sql(self) -> str:
+        try:
+            return self.tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE)
+        except SqlglotError as exc:
+            raise ToolFailure(Code.UNIMPLEMENTED, f"not supported on this engine: {exc}") from None
+
+
+@dataclass
+class Rows:
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+
+
+def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
+    """A QUALIFY query's LIMIT and OFFSET apply after its filter: move them to a query around it
+    (SQLite has no QUALIFY; the translation filters in an outer query)."""
+    for select in list(tree.find_all(exp.Select)):
+        if select.args.get("qualify") and (select.args.get("limit") or select.args.get("offset")):
+            limit, offset = select.args.get("limit"), select.args.get("offset")
+            select.set("limit", None)
+            select.set("offset", None)
+            outer = exp.select("*").from_(select.copy().subquery("_q"))
+            outer.set("limit", limit)
+            outer.set("offset", offset)
+            if select is tree:
+                return outer
+            select.replace(outer)
+    return tree
+
+
+def prepare(tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> Prepared:
+    """Resolve, lower and type `tree` (changed in place)."""
+    tree = _limit_after_qualify(tree)
+    tables = names.resolve(tree, catalog)
+    scope: dict[str, LogicalType] = {}
+    for ref in tables.values():
+        for column in ref.columns:
+            scope.setdefault(column.name, column.type)
+    tree = functions.lower(tree, now)
+    scope = infer.aliases(tree, scope)
+    infer.exact_comparisons(tree, scope)
+    return Prepared(tree, tables, scope)
+
+
+def execute(cursor: sqlite3.Cursor, prepared: Prepared, sql: str | None = None) -> sqlite3.Cursor:
+    """Run the statement; an SQLite error is INVALID_ARGUMENT naming logical tables only."""
+    try:
+        return cursor.execute(sql or prepared.sql())
+    except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+            raise
+        message = names.logical(str(exc), prepared.tables)
+        raise invalid(f"SQL error: {message}") from None
+
+
+def _leftmost(tree: exp.Expression) -> exp.Select | None:
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    return tree if isinstance(tree, exp.Select) else None
+
+
+def name_outputs(tree: exp.Expression, dialect: str) -> None:
+    """Give each unnamed computed column of the result the text of its expression as its name,
+    as the warehouse does (`SUM(AMOUNT)`), before the expression is rewritten."""
+    select = _leftmost(tree)
+    if select is None:
+        return
+    for projection in list(select.expressions):
+        if not isinstance(projection, exp.Alias | exp.Column | exp.Star):
+            text = projection.sql(dialect)
+            projection.replace(exp.Alias(this=projection.copy(), alias=exp.to_identifier(text, quoted=True)))
+
+
+def output_types(prepared: Prepared) -> dict[str, LogicalType]:
+    select = _leftmost(prepared.tree)
+    found: dict[str, LogicalType] = {}
+    for projection in select.expressions if select else []:
+        kind = infer.type_of(projection, prepared.scope)
+        if kind is not None and projection.alias_or_name:
+            found[projection.alias_or_name] = kind
+    return found
+
+
+def limit_rows(tree: exp.Expression, most: int) -> exp.Expression:
+    """`tree` returning at most `most` rows, the limit in the SQL itself."""
+    if not isinstance(tree, exp.Select | exp.SetOperation):
+        return tree
+    if tree.args.get("qualify"):
+        return exp.select("*").from_(tree.subquery("_q")).limit(most)
+    current = tree.args.get("limit")
+    if current is None:
+        tree.set("limit", exp.Limit(expression=exp.Literal.number(most)))
+        return tree
+    if isinstance(current, exp.Limit) and isinstance(current.expression, exp.Literal) \
+            and current.expression.is_int and int(current.expression.to_py()) <= most:
+        return tree
+    return exp.select("*").from_(tree.subquery("_q")).limit(most)
+
+
+def _unique(columns: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in columns:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        out.append(name if count == 1 else f"{name}_{count}")
+    return out
+
+
+def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
+         dialect: str, max_rows: int) -> Rows:
+    """Run a query, returning at most `max_rows` rows (and whether there were more)."""
+    name_outputs(tree, dialect)
+    prepared = prepare(tree, catalog, now)
+    kinds = output_types(prepared)
+    prepared.tree = limit_rows(prepared.tree, max_rows + 1)
+    result = execute(cursor, prepared)
+    columns = [d[0] for d in result.description or ()]
+    found = result.fetchall()
+    shown = [kinds.get(c) or prepared.scope.get(c) for c in columns]
+    rows = [[types.show(v, k) for v, k in zip(row, shown)] for row in found[:max_rows]]
+    return Rows(_unique(columns), rows, len(found) > max_rows)

@@ -1,0 +1,18 @@
+"""The SQLite dialect statements are generated in. Identifiers are quoted with backticks:
+SQLite reads an unknown double-quoted identifier as a string literal, which would turn a
+misspelt column into a constant instead of an error."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.sqlite import SQLite
+
+
+class Target(SQLite):
+    class Tokenizer(SQLite.Tokenizer):
+        IDENTIFIERS = ["`", '"']
+
+
+def ident(name: str) -> str:
+    """`name` as a quoted SQLite identifier."""
+    return exp.to_identifier(name, quoted=True).sql(dialect=Target)

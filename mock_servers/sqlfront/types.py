@@ -1,0 +1,206 @@
+"""Logical column types: what a declared SQL type means, how it is stored in SQLite, and how a
+stored value is shown.
+
+Exact decimals (NUMBER(p,s) with s > 0, DECIMAL, NUMERIC) are stored as REAL, rounded to their
+scale by every write (`sqlfront.store`). A double holds every decimal of up to 15 significant
+digits as its nearest binary value, and the shortest text of that value is the decimal again;
+so a value is shown rounded to its column's scale, and the results of arithmetic and aggregates
+are rounded to the scale the expression has (see `sqlfront.infer`), which makes 0.1 + 0.2 come
+back as 0.3 and SUM over a NUMBER(10,2) column exact to the cent. Comparisons whose sides are
+computed decimals compare at that scale too. Precision beyond 15 significant digits is not kept."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any, Literal
+
+from sqlglot import exp
+
+from mock_servers.core.errors import invalid
+
+Kind = Literal["int", "decimal", "float", "text", "bool", "date", "timestamp", "time", "binary", "other"]
+DType = exp.DataType.Type
+
+_INTS = {DType.INT, DType.BIGINT, DType.SMALLINT, DType.TINYINT, DType.MEDIUMINT, DType.UBIGINT,
+         DType.UINT, DType.USMALLINT, DType.UTINYINT, DType.INT128, DType.INT256}
+_DECIMALS = {DType.DECIMAL, DType.BIGDECIMAL, DType.DECIMAL32, DType.DECIMAL64, DType.DECIMAL128,
+             DType.DECIMAL256, DType.UDECIMAL, DType.MONEY, DType.SMALLMONEY}
+_FLOATS = {DType.DOUBLE, DType.FLOAT}
+_TEXTS = {DType.VARCHAR, DType.TEXT, DType.CHAR, DType.NCHAR, DType.NVARCHAR, DType.NAME}
+_TIMESTAMPS = {DType.TIMESTAMP, DType.TIMESTAMPNTZ, DType.TIMESTAMPTZ, DType.TIMESTAMPLTZ,
+               DType.DATETIME, DType.DATETIME64, DType.TIMESTAMP_S, DType.TIMESTAMP_MS}
+_BINARY = {DType.BINARY, DType.VARBINARY, DType.BLOB}
+AFFINITY: dict[str, str] = {"int": "INTEGER", "bool": "INTEGER", "decimal": "REAL", "float": "REAL",
+                            "binary": "BLOB"}
+MAX_SCALE = 12  # the most decimal places a computed exact decimal keeps (NUMBER's division rule)
+
+
+@dataclass(frozen=True)
+class LogicalType:
+    """A column's meaning: its kind, its decimal scale (exact decimals) and its declared text."""
+
+    kind: Kind
+    scale: int = 0
+    text: str = ""
+
+    @property
+    def affinity(self) -> str:
+        """The SQLite column type that stores it."""
+        return AFFINITY.get(self.kind, "TEXT")
+
+
+INT = LogicalType("int", 0, "NUMBER(38,0)")
+FLOAT = LogicalType("float", 0, "FLOAT")
+TEXT = LogicalType("text", 0, "VARCHAR(16777216)")
+BOOL = LogicalType("bool", 0, "BOOLEAN")
+DATE = LogicalType("date", 0, "DATE")
+TIMESTAMP = LogicalType("timestamp", 0, "TIMESTAMP_NTZ(9)")
+
+
+def decimal(scale: int) -> LogicalType:
+    """A computed exact decimal of `scale` places (0: an integer)."""
+    scale = max(0, min(scale, MAX_SCALE))
+    return INT if scale == 0 else LogicalType("decimal", scale, f"NUMBER(38,{scale})")
+
+
+def _params(dtype: exp.DataType) -> list[int]:
+    out = []
+    for param in dtype.expressions:
+        try:
+            out.append(int(param.name))
+        except ValueError:
+            out.append(-1)
+    return out
+
+
+def from_datatype(dtype: exp.DataType) -> LogicalType:
+    """The logical type of a declared type, with its text in the Snowflake spelling."""
+    this, params = dtype.this, _params(dtype)
+    if this in _INTS:
+        return INT
+    if this in _DECIMALS:
+        precision, scale = [*params, 38, 0][:2] if params else (38, 0)
+        if len(params) == 1:
+            scale = 0
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise invalid(f"type {dtype.sql('snowflake')} has a bad precision or scale")
+        kind: Kind = "decimal" if scale else "int"
+        return LogicalType(kind, scale, f"NUMBER({precision},{scale})")
+    if this in _FLOATS:
+        return FLOAT
+    if this in _TEXTS:
+        return LogicalType("text", 0, f"VARCHAR({params[0]})") if params and params[0] > 0 else TEXT
+    if this == DType.BOOLEAN:
+        return BOOL
+    if this == DType.DATE:
+        return DATE
+    if this in _TIMESTAMPS:
+        return LogicalType("timestamp", 0, "TIMESTAMP_TZ(9)") if this == DType.TIMESTAMPTZ else TIMESTAMP
+    if this == DType.TIME:
+        return LogicalType("time", 0, "TIME(9)")
+    if this in _BINARY:
+        return LogicalType("binary", 0, "BINARY(8388608)")
+    return LogicalType("other", 0, dtype.sql("snowflake"))
+
+
+@lru_cache(maxsize=1024)
+def from_text(text: str) -> LogicalType:
+    """The logical type of a type as stored in a catalog (`NUMBER(10,2)`, `VARCHAR(16777216)`)."""
+    return from_datatype(exp.DataType.build(text, dialect="snowflake"))
+
+
+# --- showing stored values --------------------------------------------------------------------
+
+def _number(value: Any) -> Decimal | None:
+    if isinstance(value, bool):
+        return Decimal(int(value))
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(repr(value)) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            found = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+        return found if found.is_finite() else None
+    return None
+
+
+def _exact(value: Any, scale: int) -> Any:
+    if type(value) is int:
+        return value
+    if type(value) is float and math.isfinite(value):
+        near = round(value, scale)
+        if abs(near - value) <= 10.0 ** -(scale + 3):  # already at its scale but for binary noise
+            return int(near) if near.is_integer() else near
+    number = _number(value)
+    if number is None:
+        return _plain(value)
+    rounded = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    if scale == 0 or rounded == rounded.to_integral_value():
+        return int(rounded)
+    return float(rounded)  # shortest text of the nearest double: the decimal itself (<= 15 digits)
+
+
+def _date(value: Any) -> Any:
+    if isinstance(value, str) and len(value) >= 10:
+        try:
+            return date.fromisoformat(value[:10]).isoformat()
+        except ValueError:
+            return value
+    return _plain(value)
+
+
+def _timestamp(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip().replace(" UTC", "").replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+        offset = moment.strftime("%z")
+        return f"{text} {offset[:3]}:{offset[3:]}" if offset else text
+    return _plain(value)
+
+
+def _bool(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value != 0
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    """A value of no known type: JSON-safe as it is."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    return value
+
+
+def show(value: Any, kind: LogicalType | None) -> Any:
+    """A stored (or computed) value as the JSON value its type shows."""
+    if value is None:
+        return None
+    if kind is None:
+        return _plain(value)
+    if kind.kind == "int":
+        return _exact(value, 0)
+    if kind.kind == "decimal":
+        return _exact(value, kind.scale)
+    if kind.kind == "bool":
+        return _bool(value)
+    if kind.kind == "date":
+        return _date(value)
+    if kind.kind == "timestamp":
+        return _timestamp(value)
+    if kind.kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+        return _plain(float(value))
+    return _plain(value)

@@ -1,0 +1,132 @@
+"""The SQL front end on its own, with a catalog of two tables held in memory: statement kinds
+and refusals, syntax errors with their position, name resolution in another dialect (BigQuery's
+hyphenated projects), the row limit in the SQL, exact decimals, and the date functions."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+import pytest
+
+from mock_servers.core.errors import ToolFailure
+from mock_servers.sqlfront import ColumnInfo, Engine, TableRef, parse, query, udf
+from mock_servers.sqlfront import types as sqltypes
+
+NOW = datetime(2025, 1, 15, 9, 0, tzinfo=UTC)
+
+
+class MemoryCatalog:
+    """Tables `proj-1.ds.t` (physical p_t) and `proj-1.ds.u` (physical p_u); default project
+    and dataset `proj-1.ds`."""
+
+    def __init__(self) -> None:
+        self.tables: dict[tuple[str, ...], TableRef] = {
+            ("proj-1", "ds", "t"): TableRef(("proj-1", "ds", "t"), "p_t", (
+                ColumnInfo("id", sqltypes.INT), ColumnInfo("amount", sqltypes.from_text("NUMBER(10,2)")),
+                ColumnInfo("mail", sqltypes.TEXT))),
+            ("proj-1", "ds", "u"): TableRef(("proj-1", "ds", "u"), "p_u", (ColumnInfo("id", sqltypes.INT),)),
+        }
+
+    def qualify(self, parts: tuple[str, ...]) -> tuple[str, ...]:
+        return (("proj-1", "ds")[: 3 - len(parts)]) + parts
+
+    def lookup(self, parts: tuple[str, ...]) -> TableRef | None:
+        return self.tables.get(parts)
+
+    def missing(self, parts: tuple[str, ...]) -> str:
+        return f"Not found: Table {parts[0]}:{parts[1]}.{parts[2]}"
+
+    def create_table(self, *args: object) -> TableRef:
+        raise NotImplementedError
+
+    drop_table = add_column = set_comment = rename_table = create_table
+
+
+@pytest.fixture
+def engine() -> Engine:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE p_t (id INTEGER, amount REAL, mail TEXT)")
+    conn.executemany("INSERT INTO p_t VALUES (?, ?, ?)", [(1, 0.1, "a.b.c@x.com"), (2, 0.2, "d@e.f"), (3, 7.0, None)])
+    conn.execute("CREATE TABLE p_u (id INTEGER)")
+    conn.executemany("INSERT INTO p_u VALUES (?)", [(i,) for i in range(1, 51)])
+    return Engine(conn.cursor(), MemoryCatalog(), lambda: NOW, "bigquery")  # type: ignore[arg-type]
+
+
+def bq(engine: Engine, sql: str, max_rows: int = 100) -> query.Rows:
+    return engine.read(parse(sql, "bigquery", fold=False), max_rows)
+
+
+@pytest.mark.parametrize(("sql", "kind"), [
+    ("SELECT 1", "SELECT"), ("WITH a AS (SELECT 1) SELECT * FROM a", "SELECT"),
+    ("SELECT 1 UNION ALL SELECT 2", "SELECT"),
+    ("INSERT INTO t VALUES (1)", "INSERT"), ("UPDATE t SET a = 1", "UPDATE"), ("DELETE FROM t", "DELETE"),
+    ("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN DELETE", "MERGE"), ("CREATE TABLE t (a INT)", "CREATE"),
+    ("DROP TABLE t", "DROP"), ("ALTER TABLE t ADD COLUMN b INT", "ALTER"), ("TRUNCATE TABLE t", "TRUNCATE"),
+    ("COMMENT ON TABLE t IS 'x'", "COMMENT"), ("USE DATABASE d", "USE"), ("SHOW TABLES", "SHOW"),
+])
+def test_statement_kinds(sql: str, kind: str) -> None:
+    assert parse(sql, "snowflake").kind == kind
+
+
+@pytest.mark.parametrize("sql", ["ATTACH DATABASE 'x' AS y", "PRAGMA foo", "DETACH x", "VACUUM", "reindex",
+                                 "SELECT 1; SELECT 2", "", "GRANT ROLE r TO USER u"])
+def test_refused_statements(sql: str) -> None:
+    with pytest.raises(ToolFailure) as caught:
+        parse(sql, "snowflake")
+    assert caught.value.code.value == "INVALID_ARGUMENT"
+
+
+def test_syntax_errors_say_where() -> None:
+    with pytest.raises(ToolFailure) as caught:
+        parse("SELECT a,\n FROM t WHERE (", "snowflake")
+    assert "line 2" in caught.value.message and "column" in caught.value.message
+
+
+def test_bigquery_names_with_hyphenated_projects_in_every_clause(engine: Engine) -> None:
+    rows = bq(engine, "SELECT t.id FROM `proj-1.ds.t` AS t WHERE t.id IN (SELECT id FROM `proj-1`.ds.u) "
+                      "AND mail = 'a.b.c@x.com'")
+    assert rows.rows == [[1]]
+    assert bq(engine, "SELECT COUNT(*) AS n FROM ds.u").rows == [[50]]
+    with pytest.raises(ToolFailure) as caught:
+        bq(engine, "SELECT * FROM `proj-1.ds.nope`")
+    assert caught.value.message == "Not found: Table proj-1:ds.nope"
+
+
+def test_row_limit_is_pushed_into_the_sql(engine: Engine) -> None:
+    tree = parse("SELECT id FROM ds.u", "bigquery", fold=False).tree
+    assert query.limit_rows(tree, 11).args["limit"].expression.to_py() == 11
+    capped = bq(engine, "SELECT id FROM ds.u ORDER BY id", max_rows=10)
+    assert capped.truncated and [r[0] for r in capped.rows] == list(range(1, 11))
+    assert not bq(engine, "SELECT id FROM ds.u LIMIT 10", max_rows=10).truncated
+
+
+def test_exact_decimals_and_unsupported_functions(engine: Engine) -> None:
+    assert bq(engine, "SELECT SUM(amount) AS s, SUM(amount) = 0.3 AS ok FROM ds.t WHERE id < 3").rows == [[0.3, True]]
+    assert bq(engine, "SELECT amount FROM ds.t WHERE id = 3").rows == [[7]]
+    with pytest.raises(ToolFailure) as caught:
+        bq(engine, "SELECT FARM_FINGERPRINT(mail) FROM ds.t")
+    assert caught.value.code.value == "UNIMPLEMENTED" and "FARM_FINGERPRINT" in caught.value.message
+
+
+@pytest.mark.parametrize(("value", "kind", "shown"), [
+    (0.30000000000000004, "NUMBER(10,2)", 0.3), (1.0, "NUMBER(10,0)", 1), (2.5, "NUMBER(10,0)", 3),
+    (1, "BOOLEAN", True), ("2024-01-05 00:00:00", "DATE", "2024-01-05"),
+    ("2024-01-05T10:00:00", "TIMESTAMP_NTZ", "2024-01-05 10:00:00.000"), (float("nan"), "FLOAT", "NaN"),
+    ("abc", "NUMBER(10,2)", "abc"), (None, "NUMBER(10,2)", None),
+])
+def test_values_show_by_declared_type(value: object, kind: str, shown: object) -> None:
+    assert sqltypes.show(value, sqltypes.from_text(kind)) == shown
+
+
+def test_date_functions_follow_the_calendar() -> None:
+    assert udf.date_add("month", 1, "2024-01-31") == "2024-02-29"
+    assert udf.date_add("day", -1, "2024-03-01") == "2024-02-29"
+    assert udf.date_add("hour", 25, "2024-01-01") == "2024-01-02 01:00:00"
+    assert udf.date_diff("month", "2024-01-31", "2024-02-01") == 1
+    assert udf.date_diff("year", "2024-12-31", "2025-01-01") == 1
+    assert udf.date_diff("day", "2024-01-02 23:00:00", "2024-01-03 01:00:00") == 1
+    assert udf.date_trunc("quarter", "2024-05-17") == "2024-04-01"
+    assert udf.last_day("2023-02-10") == "2023-02-28"
+    assert udf.split_part("a,b,c", ",", -1) == "c" and udf.split_part("a,b", ",", 5) == ""
+    assert udf.date_add("fortnight", 1, "2024-01-01") is None

@@ -149,22 +149,40 @@ def agents(task: str) -> None:
 @app.command()
 def generate(
     task: str,
-    out: Annotated[Path, typer.Option(help="world directory to create (replaced if present)")],
-    length: Annotated[str, typer.Option(help="token target: 8k..256k or a number")] = "8k",
-    seed: Annotated[int, typer.Option()] = 0,
+    out: Annotated[Path, typer.Option(
+        help="one world: the world directory (replaced if present); in bulk: the dataset "
+             "directory (rerun to build only what is missing)")],
+    length: Annotated[str | None, typer.Option(help="one world: token target, 8k..256k or a number [8k]")] = None,
+    seed: Annotated[int | None, typer.Option(help="one world: its seed [0]")] = None,
+    lengths: Annotated[str | None, typer.Option(
+        help="in bulk: comma-separated targets [8k]; each world in OUT/<length>/<seed>/")] = None,
+    seeds: Annotated[str | None, typer.Option(help="in bulk: e.g. 0-999 [0-4]")] = None,
+    processes: Annotated[int, typer.Option(min=1, help="in bulk: worlds built in parallel")] = 1,
 ) -> None:
-    """Generate one world of TASK at LENGTH and measure its environment description length."""
+    """Generate one world of TASK at LENGTH and measure its environment description length; with
+    --lengths or --seeds, every world of LENGTHS x SEEDS in parallel, with an index of them
+    (OUT/index.jsonl and OUT/index.parquet)."""
+    spec = _task(task)
+    if lengths is None and seeds is None:
+        if processes != 1:
+            raise typer.BadParameter("--processes builds worlds in bulk: give --lengths or --seeds")
+        _generate_one(spec, out, _parsed(parse_length, length or "8k"), 0 if seed is None else seed)
+        return
+    if length is not None or seed is not None:
+        raise typer.BadParameter("use --length and --seed for one world, --lengths and --seeds in bulk; not both")
+    _generate_bulk(spec, out, _parsed(parse_lengths, lengths or "8k"), _parsed(parse_seeds, seeds or "0-4"),
+                   processes)
+
+
+def _generate_one(spec: Task, out: Path, target: int, seed: int) -> None:
     from envs.core.calibration import build_to_target
     from loca.core.world import INSTRUCTION_FILE, write_text_atomic
-
-    spec = _task(task)
-    target = _parsed(parse_length, length)
 
     async def build() -> None:
         world = await build_to_target(spec, out, target, seed)
         tokens = world.meta.env_description_tokens or 0
         builds = world.meta.builds
-        say(f"[bold]{task}[/] seed {seed}: {world.meta.params} -> {tokens} tokens "
+        say(f"[bold]{spec.name}[/] seed {seed}: {world.meta.params} -> {tokens} tokens "
             f"(target {target}, {100 * (tokens - target) / target:+.1f}%; "
             f"{builds} build{'s' if builds != 1 else ''})")
         say(f"world: {out}  content hash: {world.meta.content_hash[:16]}")
@@ -173,6 +191,38 @@ def generate(
         say(f"instruction ({out / INSTRUCTION_FILE}; also sent by `loca serve`):\n{instruction}")
 
     _run_async(build())
+
+
+def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[int], processes: int) -> None:
+    from rich.markup import escape
+
+    from loca.bulk import INDEX_JSONL, INDEX_PARQUET, BulkError, generate_many
+
+    with _progress() as progress:
+        bar = progress.add_task("worlds", total=len(targets) * len(seed_list))
+        try:
+            summary = generate_many(spec, out, targets, seed_list, processes,
+                                    on_world=lambda _: progress.advance(bar))
+        except BulkError as exc:
+            complain(f"loca: error: {escape(str(exc))}")
+            raise typer.Exit(2) from None
+    table = _table("length", "worlds", "tokens (min-max)", "largest deviation", "builds per world",
+                   title=f"{spec.name}: worlds in {out}")
+    for target in sorted({r["target_tokens"] for r in summary.rows}):
+        rows = [r for r in summary.rows if r["target_tokens"] == target]
+        tokens = [r["env_description_tokens"] for r in rows]
+        worst = max(abs(t - target) / target for t in tokens)
+        table.add_row(label(target), str(len(rows)), f"{min(tokens):,}-{max(tokens):,}", f"{100 * worst:.1f}%",
+                      f"{sum(r['builds'] or 0 for r in rows) / len(rows):.2f}")
+    _consoles()[0].print(table)
+    for failure in summary.failed[:20]:
+        complain(f"failed: {label(failure.length)} seed {failure.seed}: {escape(failure.error or '')}")
+    rate = f" ({summary.built / summary.seconds:.1f} built/s)" if summary.built else ""
+    say(f"built {summary.built}, already complete {summary.kept}, failed {len(summary.failed)} of "
+        f"{summary.planned} planned in {summary.seconds:.1f} s{rate}; index of {len(summary.rows)} worlds: "
+        f"{out / INDEX_JSONL}, {out / INDEX_PARQUET}")
+    if summary.failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -419,6 +469,35 @@ def report(
     typer.echo(written.tables[0].markdown())
     say(f"{len(written.tables)} tables and {sum(p.suffix == '.png' for p in written.files)} plots; "
         f"report in {written.markdown}")
+
+
+@app.command()
+def export(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run directories, exported in this order")],
+    out: Annotated[Path, typer.Option(help="the file to write (replaced if present)")],
+    fmt: Annotated[str, typer.Option("--format", help="jsonl or parquet")] = "jsonl",
+    only: Annotated[str | None, typer.Option(help="success or failure: only the episodes that passed, "
+                                                  "or only those that did not")] = None,
+    terminal_state: Annotated[list[str] | None, typer.Option(
+        metavar="STATE", help="only episodes that ended so (repeat for several), e.g. claimed_done")] = None,
+) -> None:
+    """Training data: one record per finished episode of the runs, with the messages the model
+    was shown (OpenAI chat format, the strategies' view at its last request, then its last reply
+    and results), the tool schemas, task, length, seed, agent, model, strategy, verdict, terminal
+    state and metrics. Exit 2 on input that cannot be exported."""
+    from rich.markup import escape
+
+    from loca.export import ExportError, Filters
+    from loca.export import export as write_export
+
+    try:
+        counts = write_export(run_dirs, out, fmt, Filters(only, frozenset(terminal_state or ())))
+    except ExportError as exc:
+        complain(f"loca: error: {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    if counts.without_trajectory:
+        complain(f"left out {counts.without_trajectory} episodes that ended before the agent loop ran")
+    say(f"exported {counts.records} episodes to {out}")
 
 
 @app.command()

@@ -9,12 +9,10 @@ with a record (`harness_error` when nothing more precise applies), and the run g
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
-import socket
 import traceback
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -28,13 +26,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from loca import __version__
+from loca.core.dirlock import hold
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
 from scaffolds.clients import RateLimits, Sampling, Timeouts, agent_profile, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
-
-LOCK_FILE = ".lock"
 
 
 class RunError(ValueError):
@@ -160,23 +157,9 @@ class RunDir:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the run directory: one writer at a time (an advisory lock on `.lock`, released
-        when the process ends however it ends). A second writer fails at once, naming the first."""
-        if self.root.exists() and not self.root.is_dir():
-            raise RunError(f"--out {self.root} is a file, not a run directory")
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-                raise RunError(f"{self.root} is in use by {holder}; wait for it or use another --out") from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        """Hold the run directory: one writer at a time (`loca.core.dirlock`)."""
+        with hold(self.root, "run directory", RunError):
             yield
-        finally:
-            os.close(fd)
 
     def prepare(self, config: RunConfig, episodes: list[Episode]) -> None:
         """Create the run, or check that an existing one was made by the same command."""

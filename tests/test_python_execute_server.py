@@ -4,10 +4,13 @@ workspace access and determinism, in both sandbox modes."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sqlite3
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from fastmcp import Client
@@ -164,6 +167,21 @@ def test_the_gym_packages_are_importable(world: World) -> None:
         "python_execute", code="import openpyxl\nwb = openpyxl.Workbook()\nwb.save('book.xlsx')\nprint('ok')")
     assert body(text) == "=== STDOUT ===\nok\n"
     assert (world.workspace / "book.xlsx").stat().st_size > 1000
+
+
+def test_an_interpreter_path_through_another_folder_works(world: World, mode: str,
+                                                         tmp_path: Path) -> None:
+    """`python` started as `some/dir/../.venv/bin/python` (a script run from a subfolder):
+    the sandbox gets the interpreter's own path, not one through a folder it does not mount
+    (here a folder of the host's /tmp, which the sandbox replaces with its own)."""
+    config = config_for(mode)
+    chosen = Path(os.path.abspath(config.get("sandbox_python") or sys.executable))
+    up = "/".join([".."] * len(tmp_path.parts[1:]))
+    detour = f"{tmp_path}/{up}{chosen}"
+    assert os.path.exists(detour)
+    text = ServerHarness(toolbox, world, {**config, "sandbox_python": str(detour)}).ok_text(
+        "python_execute", code="print('ok')")
+    assert body(text) == "=== STDOUT ===\nok\n"
 
 
 def test_no_database_lock_is_held_while_code_runs(py: ServerHarness, world: World) -> None:

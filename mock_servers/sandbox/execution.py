@@ -31,8 +31,12 @@ log = logging.getLogger("loca.sandbox")
 
 
 def interpreter(config: dict[str, Any]) -> str:
-    """The Python children run: configured, else `LOCA_SANDBOX_PYTHON`, else the gym's own."""
-    return str(config.get(CONFIG_PYTHON) or os.environ.get(ENV_PYTHON) or sys.executable)
+    """The Python children run: configured, else `LOCA_SANDBOX_PYTHON`, else the gym's own;
+    made absolute without `..` (the sandbox mounts the interpreter's own folders, so a path
+    through another one, such as `bench/../.venv/bin/python`, would not exist there). Symlinks
+    are kept: a virtualenv's interpreter is a link whose name finds its packages."""
+    chosen = str(config.get(CONFIG_PYTHON) or os.environ.get(ENV_PYTHON) or sys.executable)
+    return os.path.abspath(chosen)
 
 
 @contextmanager

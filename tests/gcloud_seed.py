@@ -1,12 +1,23 @@
-"""The Google Cloud world the google_cloud tests and the BigQuery corpus run against."""
+"""The Google Cloud world the google_cloud tests and the BigQuery corpus run against: datasets
+shop and hr, buckets raw-data (251 objects) and empty-bucket, logs app and audit, two instances."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from loca.core.world import World
 from mock_servers.core.db import Database
-from mock_servers.google_cloud.seed import DatasetDef, FieldDef, TableDef, bigquery
+from mock_servers.google_cloud.seed import (
+    DatasetDef,
+    EntryDef,
+    FieldDef,
+    TableDef,
+    bigquery,
+    buckets,
+    instances,
+    log_entries,
+)
 
 PROJECT = "local-project"
 ACCOUNTS = {"google_cloud": {"project": PROJECT}}
@@ -49,6 +60,17 @@ def datasets() -> list[DatasetDef]:
 def seeded(make_world: Callable[..., tuple[World, Database]]) -> World:
     world, db = make_world(["google_cloud"], accounts=ACCOUNTS)
     with db.write() as session:
-        bigquery(session, PROJECT, datasets(), world.clock.at(0))
+        t0 = world.clock.at(0)
+        bigquery(session, PROJECT, datasets(), t0)
+        buckets(session, {"raw-data": {f"logs/day-{i:03d}.txt": f"day {i}\n".encode() for i in range(250)}
+                          | {"readme.md": b"# data\n"}, "empty-bucket": {}}, t0)
+        log_entries(session, [
+            EntryDef("app", t0 - timedelta(hours=3), "INFO", text="service started"),
+            EntryDef("app", t0 - timedelta(hours=2), "WARNING", text="slow response: " + "x" * 500),
+            EntryDef("app", t0 - timedelta(hours=1), "ERROR", json_payload={"user": "ann", "code": 503}),
+            EntryDef("audit", t0 - timedelta(minutes=30), "NOTICE", text="login by ann"),
+            EntryDef("audit", t0 - timedelta(minutes=10), "CRITICAL", json_payload={"user": "bob", "code": 401})])
+        instances(session, [("web-1", "us-central1-a", "e2-micro", "RUNNING"),
+                            ("batch-1", "europe-north1-a", "e2-standard-2", "TERMINATED")], t0)
     db.dispose()
     return world

@@ -4,6 +4,7 @@ Storage buckets and objects, log entries and Compute instances."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,7 +13,8 @@ from typing import Any
 from sqlmodel import Session
 
 from mock_servers.core import sql
-from mock_servers.google_cloud import bq_catalog, bq_types
+from mock_servers.core.times import instant
+from mock_servers.google_cloud import bq_catalog, bq_types, gcs, logfilter
 from mock_servers.sqlfront import ColumnSpec, TableRef
 from mock_servers.sqlfront.ddl import create_physical
 from mock_servers.sqlfront.target import ident
@@ -74,3 +76,38 @@ def _stored_rows(rows: Sequence[Sequence[Any]], kinds: list[LogicalType]) -> Ite
             yield row
         else:
             yield [v if type(v) in _NATIVE else bq_types.stored(v, k) for v, k in zip(row, kinds)]
+
+
+def buckets(session: Session, spec: Mapping[str, Mapping[str, bytes]], created: datetime,
+            location: str = "US") -> None:
+    """Create buckets (name -> {object name -> bytes}) with their objects."""
+    for name, objects in spec.items():
+        gcs.create_bucket(session, name, location, created)
+        for object_name, data in objects.items():
+            gcs.put_object(session, name, object_name, data, gcs.content_type_of(object_name), created)
+
+
+@dataclass
+class EntryDef:
+    log_name: str  # short name
+    at: datetime
+    severity: str = "INFO"
+    text: str | None = None
+    json_payload: Mapping[str, Any] | None = None
+
+
+def log_entries(session: Session, entries: Sequence[EntryDef], id_prefix: str = "seed") -> None:
+    """Add log entries in bulk (insert ids `<id_prefix>-<n>`)."""
+    sql.cursor(session).executemany(
+        "INSERT INTO log_entry (insert_id, log_name, severity, rank, timestamp, text_payload, json_payload) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ((f"{id_prefix}-{n}", e.log_name, e.severity, logfilter.SEVERITIES[e.severity], logfilter.stamp(e.at),
+          e.text, json.dumps(e.json_payload, ensure_ascii=False, separators=(",", ":"))
+          if e.json_payload is not None else None) for n, e in enumerate(entries, 1)))
+
+
+def instances(session: Session, spec: Sequence[tuple[str, str, str, str]], created: datetime) -> None:
+    """Add Compute instances: (name, zone, machine_type, status RUNNING|TERMINATED)."""
+    sql.cursor(session).executemany(
+        "INSERT INTO gce_instance (name, zone, machine_type, status, created) VALUES (?, ?, ?, ?, ?)",
+        ((name, zone, kind, status, instant(created)) for name, zone, kind, status in spec))

@@ -379,3 +379,26 @@ def test_read_tools_are_fast(h: ServerHarness) -> None:
         for _ in range(20):
             h.ok_text(tool, **args)
         assert (time.perf_counter() - started) / 20 < 0.05, tool
+
+
+def test_a_page_cut_by_the_output_cap_continues_after_its_last_item(world: World) -> None:
+    h = ServerHarness(toolbox, world, {"max_output_chars": 2500})
+    for n in range(12):
+        ok(h, "logging_write_log", log_name="big", message=f"{n:02d} " + "z" * 300)
+    seen, token, notices = [], None, 0
+    while True:
+        page = ok(h, "logging_read_logs", log_filter='logName="big"', max_entries=10, page_token=token)
+        notices += "notice" in page
+        seen += [e["text_payload"][:2] for e in page["entries"]]
+        token = page["next_page_token"]
+        if token is None:
+            break
+    assert notices and seen == [f"{n:02d}" for n in reversed(range(12))]
+    objects, token = [], None
+    while True:
+        page = ok(h, "storage_list_objects", bucket_name="raw-data", max_results=100, page_token=token)
+        objects += [o["name"] for o in page["objects"]]
+        token = page["next_page_token"]
+        if token is None:
+            break
+    assert len(objects) == len(set(objects)) == 251

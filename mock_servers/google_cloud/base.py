@@ -14,6 +14,7 @@ from pydantic import Field
 
 from loca.core.rng import derive_seed
 from mock_servers.core.errors import invalid
+from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 
 DEFAULT_PROJECT = "local-project"
@@ -22,10 +23,12 @@ LIST_KEYS = ("rows", "datasets", "tables", "jobs", "buckets", "objects", "entrie
 
 toolbox = Toolbox(
     "google_cloud", table_prefix=("bq_", "gcs_", "log_", "gce_"), list_keys=LIST_KEYS,
+    snapshot_ignore={"bq_job": None},  # every query records a job, a read included
     instructions="Google Cloud in one project: BigQuery (GoogleSQL; tables as dataset.table or "
     "`project.dataset.table`), Cloud Storage buckets and objects, Cloud Logging and Compute Engine "
     "instances. Files are read from and written to the workspace.")
 
+CAP_NOTICE = "output cap reached after {} items; request the next page with next_page_token"
 PageToken = Annotated[str | None, Field(max_length=2000, description="next_page_token of the previous call")]
 
 
@@ -51,6 +54,21 @@ def issue_token(call: Call, listing: Any, after: Any) -> str:
     body = json.dumps([listing, after], separators=(",", ":"))
     signature = hmac.new(_key(call), body.encode(), hashlib.sha256).hexdigest()[:24]
     return base64.urlsafe_b64encode(f"{body}|{signature}".encode()).decode().rstrip("=")
+
+
+def page(call: Call, key: str, items: list[Any], keys: list[Any], listing: Any, more: bool,
+         **rest: Any) -> dict[str, Any]:
+    """The envelope `{key: items, **rest, next_page_token}` of one page, whose items have the
+    continuation keys `keys`; cut at an item under the output cap, with a token continuing right
+    after the last item shown and a notice."""
+    def render(count: int, notice: bool) -> dict[str, Any]:
+        token = issue_token(call, listing, keys[count - 1]) if count and (more or count < len(items)) else None
+        out = {key: items[:count], **rest, "next_page_token": token}
+        return {**out, "notice": CAP_NOTICE.format(count)} if notice else out
+    whole = render(len(items), False)
+    if len(dump_json(whole)) <= call.max_output_chars:
+        return whole
+    return render(items_that_fit(len(items), lambda k: render(k, True), call.max_output_chars), True)
 
 
 def read_token(call: Call, token: str | None, listing: Any) -> Any:

@@ -119,12 +119,11 @@ def bigquery_list_tables(
     after = base.read_token(call, page_token, ["tables", dataset_id, max_results]) or ""
     found = sql.run(call.session, "SELECT name, physical, created FROM bq_table WHERE dataset_id = ? AND name > ? "
                     "ORDER BY name LIMIT ?", (dataset[0], after, max_results + 1)).fetchall()
-    page = found[:max_results]
+    rows = found[:max_results]
     total = sql.scalar(call.session, "SELECT COUNT(*) FROM bq_table WHERE dataset_id = ?", (dataset[0],))
-    token = base.issue_token(call, ["tables", dataset_id, max_results], page[-1][0]) if len(found) > max_results \
-        else None
-    return {"tables": [{"table_id": n, "type": "TABLE", "num_rows": _count(call, p), "created": c}
-                       for n, p, c in page], "total": total, "next_page_token": token}
+    tables = [{"table_id": n, "type": "TABLE", "num_rows": _count(call, p), "created": c} for n, p, c in rows]
+    return base.page(call, "tables", tables, [r[0] for r in rows], ["tables", dataset_id, max_results],
+                     len(found) > max_results, total=total)
 
 
 @toolbox.tool(rw="read", core=True)

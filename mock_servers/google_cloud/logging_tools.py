@@ -89,9 +89,9 @@ def logging_read_logs(
     found = sql.run(call.session, "SELECT id, timestamp, insert_id, log_name, severity, text_payload, json_payload "
                     f"FROM log_entry WHERE {where} ORDER BY timestamp DESC, id DESC LIMIT ?",
                     (*params, max_entries + 1)).fetchall()
-    page = found[:max_entries]
-    token = base.issue_token(call, listing, [page[-1][1], page[-1][0]]) if len(found) > max_entries else None
-    return {"entries": [_entry(call, tuple(r)) for r in page], "next_page_token": token}
+    rows = found[:max_entries]
+    return base.page(call, "entries", [_entry(call, tuple(r)) for r in rows], [[r[1], r[0]] for r in rows], listing,
+                     len(found) > max_entries)
 
 
 @toolbox.tool(rw="read", core=True)

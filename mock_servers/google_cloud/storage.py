@@ -28,13 +28,6 @@ WorkspacePath = Annotated[str, Field(min_length=1, max_length=4096, description=
 MaxResults = Annotated[int, Field(ge=1, le=1000, description="Items per page (default 100, max 1000)")]
 
 
-def _page(call: Call, listing: list[Any], rows: list[tuple[Any, ...]], size: int) -> tuple[list[Any], str | None]:
-    """The page of `rows` (fetched one past `size`) and the token to continue after it."""
-    page = rows[:size]
-    token = base.issue_token(call, listing, page[-1][0]) if len(rows) > size else None
-    return page, token
-
-
 @toolbox.tool(rw="read", core=True)
 def storage_list_buckets(call: Call, max_results: MaxResults = 100,
                          page_token: base.PageToken = None) -> dict[str, Any]:
@@ -44,9 +37,10 @@ def storage_list_buckets(call: Call, max_results: MaxResults = 100,
     after = base.read_token(call, page_token, listing) or ""
     found = sql.run(call.session, f"SELECT name, {gcs.BUCKET_COLUMNS} FROM gcs_bucket WHERE name > ? ORDER BY name "
                     "LIMIT ?", (after, max_results + 1)).fetchall()
-    page, token = _page(call, listing, found, max_results)
+    rows = found[:max_results]
     total = sql.scalar(call.session, "SELECT COUNT(*) FROM gcs_bucket")
-    return {"buckets": [gcs.bucket_view(tuple(r[1:])) for r in page], "total": total, "next_page_token": token}
+    return base.page(call, "buckets", [gcs.bucket_view(tuple(r[1:])) for r in rows], [r[0] for r in rows], listing,
+                     len(found) > max_results, total=total)
 
 
 @toolbox.tool(rw="write", core=True, idempotent=False)
@@ -72,9 +66,10 @@ def storage_list_objects(
     params = (bucket_id, len(prefix), prefix)
     found = sql.run(call.session, f"SELECT {gcs.OBJECT_COLUMNS} FROM gcs_object WHERE {where} AND name > ? "
                     "ORDER BY name LIMIT ?", (*params, after, max_results + 1)).fetchall()
-    page, token = _page(call, listing, found, max_results)
+    rows = found[:max_results]
     total = sql.scalar(call.session, f"SELECT COUNT(*) FROM gcs_object WHERE {where}", params)
-    return {"objects": [gcs.object_view(tuple(r)) for r in page], "total": total, "next_page_token": token}
+    return base.page(call, "objects", [gcs.object_view(tuple(r)) for r in rows], [r[0] for r in rows], listing,
+                     len(found) > max_results, total=total)
 
 
 @toolbox.tool(rw="write", core=True, destructive=True, idempotent=False)

@@ -62,8 +62,8 @@ def storage_list_objects(
     bucket_id = gcs.bucket_row(call.session, bucket_name)[0]
     listing = ["objects", bucket_name, prefix, max_results]
     after = base.read_token(call, page_token, listing) or ""
-    where = "bucket_id = ? AND substr(name, 1, ?) = ?"
-    params = (bucket_id, len(prefix), prefix)
+    where = "bucket_id = ? AND name >= ? AND name < ?"  # the names starting with prefix, a range of the index
+    params = (bucket_id, prefix, prefix + "\U0010ffff")
     found = sql.run(call.session, f"SELECT {gcs.OBJECT_COLUMNS} FROM gcs_object WHERE {where} AND name > ? "
                     "ORDER BY name LIMIT ?", (*params, after, max_results + 1)).fetchall()
     rows = found[:max_results]

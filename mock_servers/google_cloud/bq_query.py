@@ -14,7 +14,7 @@ from mock_servers.core.errors import invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
-from mock_servers.google_cloud import base, bq_functions, bq_types
+from mock_servers.google_cloud import base, bq_functions, bq_store, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, Statement, parse
 from mock_servers.sqlfront.names import name_parts
@@ -131,12 +131,16 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
     kind = statement_type(statement)
     cat = catalog(call)
     if statement.kind != "SELECT":
+        target = _target(cat, statement)
         outcome = engine(call, cat).write(statement)
+        written = cat.lookup(target) if target else None
+        if written is not None and not written.physical.startswith("bq_info_"):
+            bq_store.normalize(sql.cursor(call.session), written)
         job_id = _record(call, kind, text)
         if statement.kind in ("INSERT", "UPDATE", "DELETE", "MERGE"):
             return {"job_id": job_id, "statement_type": kind, "num_dml_affected_rows": outcome.rows}
-        target = outcome.table or ".".join(cat.qualify(_target_parts(statement)))
-        return {"job_id": job_id, "statement_type": kind, "ddl_target_table": target}
+        shown = outcome.table or ".".join(target or ())
+        return {"job_id": job_id, "statement_type": kind, "ddl_target_table": shown}
     rows = engine(call, cat).read(statement, max_results, start_index)
     total = start_index + len(rows.rows)
     if rows.truncated or (start_index and not rows.rows):
@@ -148,6 +152,7 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
                 call.max_output_chars)
 
 
-def _target_parts(statement: Statement) -> tuple[str, ...]:
+def _target(cat: BigQueryCatalog, statement: Statement) -> tuple[str, ...] | None:
+    """The full name of the table a write statement changes (read before the run rewrites it)."""
     table = statement.tree.find(exp.Table)
-    return name_parts(table) if table is not None else ("?", "?", "?")
+    return cat.qualify(name_parts(table)) if table is not None else None

@@ -8,11 +8,15 @@ import json
 import random
 import re
 import shutil
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
@@ -88,6 +92,64 @@ def test_statement(case: dict[str, Any], base: World, shared: ServerHarness, tmp
     if case.get("check"):
         text, is_error = _call(h, case["check"]["sql"])
         _expect(h, case["check"], text, is_error)
+
+
+# --- property: contents round-trip -------------------------------------------------------------
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufffe\uffff"), max_size=30)
+_ROW = st.tuples(
+    st.integers(-(10**15), 10**15),
+    st.decimals(min_value=Decimal("-9999999999.99"), max_value=Decimal("9999999999.99"), places=2, allow_nan=False,
+                allow_infinity=False),
+    _TEXT, st.booleans(), st.dates(date(1900, 1, 1), date(2999, 12, 31)),
+    st.datetimes(datetime(1970, 1, 1), datetime(2100, 1, 1)),
+    st.floats(-1e30, 1e30, allow_nan=False).filter(lambda x: x == 0 or abs(x) >= 1e-30))
+_NULLABLE = _ROW.flatmap(lambda row: st.tuples(*(st.one_of(st.just(v), st.none()) for v in row)))
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, datetime | date | str):  # GoogleSQL strings escape with a backslash
+        text = value.isoformat(sep=" ") if isinstance(value, datetime) else str(value)
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime):
+        fraction = f".{value.microsecond:06d}" if value.microsecond else ""
+        return value.strftime("%Y-%m-%d %H:%M:%S") + fraction + " UTC"
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory: pytest.TempPathFactory) -> ServerHarness:
+    root = tmp_path_factory.mktemp("roundtrip")
+    meta = WorldMeta(task="test", seed=0, params={}, now="2025-01-15T09:00:00Z", generator_version="test")
+    world, db = create_world(root / "world", meta, ["google_cloud"])
+    db.dispose()
+    h = ServerHarness(toolbox, world)
+    h.ok_text("bigquery_create_dataset", dataset_id="d")
+    h.ok_text("bigquery_run_query", query="CREATE TABLE d.r (i INT64, n NUMERIC, s STRING, b BOOL, dt DATE, "
+              "ts TIMESTAMP, f FLOAT64)")
+    return h
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.lists(_NULLABLE, min_size=1, max_size=5))
+def test_random_contents_round_trip(empty: ServerHarness, rows: list[tuple[Any, ...]]) -> None:
+    empty.ok_text("bigquery_run_query", query="DELETE FROM d.r WHERE TRUE")
+    values = ", ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in rows)
+    empty.ok_text("bigquery_run_query", query=f"INSERT INTO d.r VALUES {values}")
+    out = json.loads(empty.ok_text("bigquery_run_query", query="SELECT * FROM d.r"))
+    assert [list(r.values()) for r in out["rows"]] == [[_shown(v) for v in row] for row in rows]
 
 
 # --- mutated statements never crash -------------------------------------------------------------

@@ -5,7 +5,9 @@ and the canonical text of values (TIMESTAMP `YYYY-MM-DD HH:MM:SS[.ffffff] UTC`, 
 from __future__ import annotations
 
 import base64
+import math
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sqlglot import exp
@@ -15,6 +17,7 @@ from mock_servers.sqlfront import types as sqltypes
 from mock_servers.sqlfront.types import LogicalType
 
 NUMERIC_SCALE = 9
+SIGNIFICANT = 15  # the decimal digits a double keeps exactly
 BY_NAME: dict[str, LogicalType] = {
     "INT64": LogicalType("int", 0, "INT64"), "NUMERIC": LogicalType("decimal", NUMERIC_SCALE, "NUMERIC"),
     "BIGNUMERIC": LogicalType("decimal", NUMERIC_SCALE, "BIGNUMERIC"),
@@ -86,6 +89,18 @@ def timestamp_text(moment: datetime) -> str:
     return _clock(moment, " ") + " UTC"
 
 
+def _decimal(value: float, scale: int) -> int | float:
+    """A NUMERIC held as a double: its shortest text cut to the 15 significant digits a double
+    holds, then rounded to the scale where it has more places (so 34329356.47 stays itself,
+    whatever SQLite's rounding did to it, and 0.1 + 0.2 is 0.3)."""
+    number = Decimal(repr(value))
+    if len(number.as_tuple().digits) > SIGNIFICANT:
+        number = number.quantize(Decimal(1).scaleb(number.adjusted() - SIGNIFICANT + 1), rounding=ROUND_HALF_UP)
+    if -number.as_tuple().exponent > scale:  # type: ignore[operator]
+        number = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    return int(number) if number == number.to_integral_value() else float(number)
+
+
 def show(value: Any, kind: LogicalType | None) -> Any:
     """A stored value as BigQuery shows it."""
     if kind is not None and kind.kind == "timestamp" and isinstance(value, str):
@@ -93,6 +108,8 @@ def show(value: Any, kind: LogicalType | None) -> Any:
         if moment is None:
             return value
         return timestamp_text(moment) if name_of(kind) == "TIMESTAMP" else _clock(moment.replace(tzinfo=None), "T")
+    if kind is not None and kind.kind == "decimal" and type(value) is float and math.isfinite(value):
+        return _decimal(value, kind.scale)
     if kind is not None and name_of(kind) == "BYTES" and isinstance(value, bytes):
         return base64.b64encode(value).decode()
     return sqltypes.show(value, kind)

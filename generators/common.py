@@ -30,7 +30,7 @@ def create_world(root: Path, meta: WorldMeta, servers: Iterable[str]) -> tuple[W
     for sub in ("workspace", "truth", "scratch"):
         (root / sub).mkdir(parents=True)
     world = World(root, meta)
-    prefixes = [load_toolbox(server).table_prefix for server in servers]  # registers their tables
+    prefixes = [p for server in servers for p in load_toolbox(server).table_prefixes]  # registers their tables
     db = Database(world.state_path)
     db.create_tables(["core_", *prefixes])
     with db.write() as session:

@@ -22,6 +22,7 @@ SERVERS: dict[str, str] = {
     "terminal": "mock_servers.terminal",
     "claim_done": "mock_servers.claim_done",
     "snowflake": "mock_servers.snowflake",
+    "google_cloud": "mock_servers.google_cloud",
 }
 
 

@@ -130,15 +130,16 @@ class Toolbox:
                  list_keys: tuple[str, ...] = ("items",),
                  page_keys: tuple[str, str] | None = None,
                  snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None,
-                 table_prefix: str | None = None) -> None:
+                 table_prefix: str | tuple[str, ...] | None = None) -> None:
         """`list_keys`: the keys under which this server's envelopes hold their lists (the
         output cap cuts there). `page_keys`: the envelopes' page-number and page-size keys, so
         that a page cut by the cap names the page that continues it. `snapshot_ignore`: table
         -> columns an agent may change without a side effect (None: the whole table), for
-        `no_side_effects`. `table_prefix`: how this server's table names start (default
-        `<server>_`)."""
+        `no_side_effects`. `table_prefix`: how this server's table names start, one prefix or
+        several (default `<server>_`)."""
         self.server = server
-        self.table_prefix = table_prefix or f"{server}_"
+        prefix = table_prefix or f"{server}_"
+        self.table_prefixes = (prefix,) if isinstance(prefix, str) else prefix
         self.instructions = instructions
         self.list_keys = list_keys
         self.page_keys = page_keys

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
-from mock_servers.sqlfront import ddl, merge, query, store, udf
+from mock_servers.sqlfront import ddl, merge, query, store, types, udf
 from mock_servers.sqlfront.ddl import Outcome, WritableCatalog
 from mock_servers.sqlfront.parse import Statement
 from mock_servers.sqlfront.query import Rows
@@ -27,18 +27,26 @@ def _strip_set_qualifiers(tree: exp.Expression) -> None:
 
 class Engine:
     def __init__(self, cursor: sqlite3.Cursor, catalog: WritableCatalog, now: Callable[[], datetime],
-                 dialect: str) -> None:
+                 dialect: str, show: query.Show = types.show) -> None:
+        """`show`: how a stored value of a type is shown (the service's canonical forms)."""
         self.cursor = cursor
+        self.show = show
         self.catalog = catalog
         self.now = now
         self.dialect = dialect
         udf.register(cursor.connection)  # ~20 us; a connection cannot be marked as done
 
-    def read(self, statement: Statement, max_rows: int) -> Rows:
-        """Rows of a SELECT (with CTEs, set operations, subqueries), at most `max_rows`."""
+    def read(self, statement: Statement, max_rows: int, skip: int = 0) -> Rows:
+        """Rows of a SELECT (with CTEs, set operations, subqueries), at most `max_rows` after
+        the first `skip`."""
         if statement.kind != "SELECT":
             raise invalid(f"{statement.kind} is not a query")
-        return query.read(self.cursor, statement.tree, self.catalog, self.now, self.dialect, max_rows)
+        return query.read(self.cursor, statement.tree, self.catalog, self.now, self.dialect, max_rows, skip,
+                          self.show)
+
+    def count(self, statement: Statement) -> int:
+        """How many rows a SELECT gives (its tree is changed: parse it again to run it)."""
+        return query.count(self.cursor, statement.tree, self.catalog, self.now)
 
     def _conformed(self, prepared: query.Prepared, kind: str) -> str | None:
         """Bring the table a DML statement wrote to its column types; its logical name."""

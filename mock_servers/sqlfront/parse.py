@@ -70,6 +70,8 @@ def parse(sql: str, dialect: str, fold: bool = True) -> Statement:
         raise invalid(_syntax_error(exc)) from None
     except TokenError as exc:
         raise invalid(f"SQL syntax error: {exc}") from None
+    except (TypeError, ValueError, AttributeError, IndexError):  # the parser trips on some malformed input
+        raise invalid("SQL syntax error: the statement could not be parsed") from None
     if not trees:
         raise invalid("the query is empty")
     if len(trees) > 1:

@@ -28,8 +28,15 @@ class Prepared:
     scope: dict[str, LogicalType] = field(default_factory=dict)
 
     def sql(self) -> str:
+        tree = self.tree
+        zoned = [c for c in tree.find_all(exp.Cast) if c.to.is_type("timestamptz", "timestampltz")]
+        if zoned:  # SQLite has no zoned type: such a cast becomes DATETIME(...), as the others do
+            tree = tree.copy()
+            for cast in tree.find_all(exp.Cast):
+                if cast.to.is_type("timestamptz", "timestampltz"):
+                    cast.set("to", exp.DataType.build("TIMESTAMP"))
         try:
-            return self.tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE)
+            return tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE)
         except SqlglotError as exc:
             raise ToolFailure(Code.UNIMPLEMENTED, f"not supported on this engine: {exc}") from None
 
@@ -39,6 +46,10 @@ class Rows:
     columns: list[str]
     rows: list[list[Any]]
     truncated: bool
+    types: list[LogicalType | None] = field(default_factory=list)  # of the columns, where known
+
+
+Show = Callable[[Any, LogicalType | None], Any]
 
 
 def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
@@ -111,10 +122,12 @@ def output_types(prepared: Prepared) -> dict[str, LogicalType]:
     return found
 
 
-def limit_rows(tree: exp.Expression, most: int) -> exp.Expression:
-    """`tree` returning at most `most` rows, the limit in the SQL itself."""
+def limit_rows(tree: exp.Expression, most: int, skip: int = 0) -> exp.Expression:
+    """`tree` returning at most `most` rows after the first `skip`, both in the SQL itself."""
     if not isinstance(tree, exp.Select | exp.SetOperation):
         return tree
+    if skip:
+        return exp.select("*").from_(tree.subquery("_q")).limit(most).offset(skip)
     if tree.args.get("qualify"):
         return exp.select("*").from_(tree.subquery("_q")).limit(most)
     current = tree.args.get("limit")
@@ -138,15 +151,26 @@ def _unique(columns: list[str]) -> list[str]:
 
 
 def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-         dialect: str, max_rows: int) -> Rows:
-    """Run a query, returning at most `max_rows` rows (and whether there were more)."""
+         dialect: str, max_rows: int, skip: int = 0, show: Show = types.show) -> Rows:
+    """Run a query, returning at most `max_rows` rows after the first `skip` (and whether
+    there were more), each value as `show` gives it."""
     name_outputs(tree, dialect)
     prepared = prepare(tree, catalog, now)
     kinds = output_types(prepared)
-    prepared.tree = limit_rows(prepared.tree, max_rows + 1)
+    prepared.tree = limit_rows(prepared.tree, max_rows + 1, skip)
     result = execute(cursor, prepared)
     columns = [d[0] for d in result.description or ()]
     found = result.fetchall()
     shown = [kinds.get(c) or prepared.scope.get(c) for c in columns]
-    rows = [[types.show(v, k) for v, k in zip(row, shown)] for row in found[:max_rows]]
-    return Rows(_unique(columns), rows, len(found) > max_rows)
+    rows = [[show(v, k) for v, k in zip(row, shown)] for row in found[:max_rows]]
+    return Rows(_unique(columns), rows, len(found) > max_rows, shown)
+
+
+def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> int:
+    """How many rows a query gives, counted in SQL."""
+    prepared = prepare(tree, catalog, now)
+    inner = prepared.tree
+    if not isinstance(inner, exp.Query):
+        raise invalid("only a query has rows to count")
+    prepared.tree = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("_q"))
+    return int(execute(cursor, prepared).fetchone()[0])

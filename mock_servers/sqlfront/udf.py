@@ -220,6 +220,38 @@ def _aggregate(fn: Callable[[list[float]], float], least: int) -> type:
     return Aggregate
 
 
+def format_moment(pattern: Any, value: Any) -> str | None:
+    """A date or timestamp text formatted with strftime directives (`%Y-%m-%d`, `%H:%M`)."""
+    found = _moment(value) if pattern is not None else None
+    return found[0].strftime(str(pattern))[:MAX_TEXT] if found else None
+
+
+def parse_moment(pattern: Any, text: Any, as_date: Any) -> str | None:
+    """A text read with strptime directives, as a date or a timestamp text; a text that does not
+    match is an error, as in the warehouse."""
+    if pattern is None or text is None:
+        return None
+    try:
+        moment = datetime.strptime(str(text), str(pattern))
+    except ValueError:
+        raise ValueError(f"'{str(text)[:100]}' does not match the format '{str(pattern)[:100]}'") from None
+    return _text(moment, bool(as_date))
+
+
+def safe_number(value: Any) -> int | float | None:
+    """A value as a number, None when it is none (the TRY_/SAFE_ casts to numbers)."""
+    if isinstance(value, int | float) or value is None:
+        return value
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    return int(number) if number.is_integer() and "." not in str(value) and "e" not in str(value).lower() \
+        else number
+
+
 SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
     "SF_DATEADD": (3, date_add), "SF_DATEDIFF": (3, date_diff), "SF_DATE_TRUNC": (2, date_trunc),
     "SF_DATE_PART": (2, date_part), "SF_LAST_DAY": (2, last_day), "SF_TO_DATE": (1, to_date),
@@ -232,6 +264,8 @@ SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
     "LPAD": (-1, _pad(True)), "RPAD": (-1, _pad(False)),
     "INITCAP": (1, _strings(lambda a: str(a).title())),
     "REVERSE": (1, _strings(lambda a: str(a)[::-1])),
+    "SAFE_NUMBER": (1, safe_number), "FORMAT_MOMENT": (2, format_moment), "PARSE_MOMENT": (3, parse_moment),
+    "CONTAINS_SUBSTR": (2, _strings(lambda a, b: int(str(b).casefold() in str(a).casefold()))),
     "TRUNC": (-1, _strings(lambda x, d=0: math.trunc(float(x) * 10 ** int(d)) / 10 ** int(d))),
 }
 AGGREGATES: dict[str, type] = {

@@ -1,0 +1,131 @@
+"""BigQuery's column types: their names, the logical types of the SQL front end they map to,
+and the canonical text of values (TIMESTAMP `YYYY-MM-DD HH:MM:SS[.ffffff] UTC`, DATETIME
+`YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE `YYYY-MM-DD`)."""
+
+from __future__ import annotations
+
+import base64
+import math
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from sqlglot import exp
+
+from mock_servers.core.errors import invalid
+from mock_servers.sqlfront import types as sqltypes
+from mock_servers.sqlfront.types import LogicalType
+
+NUMERIC_SCALE = 9
+SIGNIFICANT = 15  # the decimal digits a double keeps exactly
+BY_NAME: dict[str, LogicalType] = {
+    "INT64": LogicalType("int", 0, "INT64"), "NUMERIC": LogicalType("decimal", NUMERIC_SCALE, "NUMERIC"),
+    "BIGNUMERIC": LogicalType("decimal", NUMERIC_SCALE, "BIGNUMERIC"),
+    "FLOAT64": LogicalType("float", 0, "FLOAT64"), "STRING": LogicalType("text", 0, "STRING"),
+    "BOOL": LogicalType("bool", 0, "BOOL"), "DATE": LogicalType("date", 0, "DATE"),
+    "DATETIME": LogicalType("timestamp", 0, "DATETIME"), "TIMESTAMP": LogicalType("timestamp", 0, "TIMESTAMP"),
+    "TIME": LogicalType("time", 0, "TIME"), "BYTES": LogicalType("binary", 0, "BYTES"),
+    "JSON": LogicalType("other", 0, "JSON"),
+}
+ALIASES = {"INTEGER": "INT64", "INT": "INT64", "BIGINT": "INT64", "SMALLINT": "INT64", "FLOAT": "FLOAT64",
+           "BOOLEAN": "BOOL", "DECIMAL": "NUMERIC", "BIGDECIMAL": "BIGNUMERIC"}
+_BY_KIND = {"int": "INT64", "decimal": "NUMERIC", "float": "FLOAT64", "text": "STRING", "bool": "BOOL",
+            "date": "DATE", "time": "TIME", "binary": "BYTES"}
+
+
+def named(text: str) -> LogicalType:
+    """The logical type of a BigQuery type name (`INT64`, `integer`, `NUMERIC` ...)."""
+    name = text.strip().upper()
+    found = BY_NAME.get(ALIASES.get(name, name))
+    if found is None:
+        raise invalid(f"unknown type '{text}'; allowed: {', '.join(BY_NAME)}")
+    return found
+
+
+def name_of(kind: LogicalType | None) -> str:
+    """The BigQuery name of a logical type (a computed one included)."""
+    if kind is None:
+        return "STRING"
+    if kind.text in BY_NAME:
+        return kind.text
+    if kind.kind == "timestamp":
+        return "TIMESTAMP" if kind.text.startswith("TIMESTAMP_TZ") else "DATETIME"
+    if kind.kind == "other":
+        return "JSON" if kind.text.upper() == "JSON" else kind.text.upper()
+    return _BY_KIND.get(kind.kind, "STRING")
+
+
+def canonical(kind: LogicalType) -> LogicalType:
+    return BY_NAME[name_of(kind)]
+
+
+def exact_numerics(tree: exp.Expression) -> exp.Expression:
+    """NUMERIC and BIGNUMERIC without precision mean BigQuery's 9 decimal places."""
+    for dtype in tree.find_all(exp.DataType):
+        if dtype.this in (exp.DataType.Type.DECIMAL, exp.DataType.Type.BIGDECIMAL) and not dtype.expressions:
+            dtype.set("this", exp.DataType.Type.DECIMAL)
+            dtype.set("expressions", [exp.DataTypeParam(this=exp.Literal.number(38)),
+                                      exp.DataTypeParam(this=exp.Literal.number(NUMERIC_SCALE))])
+    return tree
+
+
+def _moment(text: str) -> datetime | None:
+    raw = text.strip()
+    if raw.endswith(" UTC"):
+        raw = raw[:-4]
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _clock(moment: datetime, sep: str) -> str:
+    return moment.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + (f".{moment.microsecond:06d}" if moment.microsecond else "")
+
+
+def timestamp_text(moment: datetime) -> str:
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return _clock(moment, " ") + " UTC"
+
+
+def _decimal(value: float, scale: int) -> int | float:
+    """A NUMERIC held as a double: its shortest text cut to the 15 significant digits a double
+    holds, then rounded to the scale where it has more places (so 34329356.47 stays itself,
+    whatever SQLite's rounding did to it, and 0.1 + 0.2 is 0.3)."""
+    number = Decimal(repr(value))
+    if len(number.as_tuple().digits) > SIGNIFICANT:
+        number = number.quantize(Decimal(1).scaleb(number.adjusted() - SIGNIFICANT + 1), rounding=ROUND_HALF_UP)
+    if -number.as_tuple().exponent > scale:  # type: ignore[operator]
+        number = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    return int(number) if number == number.to_integral_value() else float(number)
+
+
+def show(value: Any, kind: LogicalType | None) -> Any:
+    """A stored value as BigQuery shows it."""
+    if kind is not None and kind.kind == "timestamp" and isinstance(value, str):
+        moment = _moment(value)
+        if moment is None:
+            return value
+        return timestamp_text(moment) if name_of(kind) == "TIMESTAMP" else _clock(moment.replace(tzinfo=None), "T")
+    if kind is not None and kind.kind == "decimal" and type(value) is float and math.isfinite(value):
+        return _decimal(value, kind.scale)
+    if kind is not None and name_of(kind) == "BYTES" and isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return sqltypes.show(value, kind)
+
+
+def stored(value: Any, kind: LogicalType) -> Any:
+    """A Python value as a physical table keeps it."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, datetime):
+        moment = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        return moment.isoformat(sep=" ")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if kind.kind == "decimal":
+        return float(value)
+    return value

@@ -267,12 +267,12 @@ def validate(
 ) -> None:
     """Validate TASK's checker: the oracle passes and the no-op agent and every mutant fail the
     check they target, at every length and seed. Exits 1 on any violation."""
-    from loca.validate import VALIDATOR, DeclarationError, run_validation
+    from loca.validate import BUDGET, INITIAL, VALIDATOR, DeclarationError, run_validation
     from scaffolds.oracles import agents as scripted_agents
 
     spec = _task(task)
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
-    plays = len(targets) * len(seed_list) * (1 + len(scripted_agents(task).names()))
+    plays = len(targets) * len(seed_list) * (2 + len(scripted_agents(task).names()))
     with _progress() as progress:
         bar = progress.add_task("validating", total=plays)
         try:
@@ -288,7 +288,7 @@ def validate(
             cell = [o for o in mine if o.length == target]
             good = sum(o.ok for o in cell)
             cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
-        must = "= ground truth" if agent == VALIDATOR else \
+        must = "= ground truth" if agent == VALIDATOR else f"<= {BUDGET} tokens" if agent == INITIAL else \
             "pass within limits" if mine[0].expected is None else f"fail {mine[0].expected}"
         table.add_row(agent, must, *cells)
     _consoles()[0].print(table)

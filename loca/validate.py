@@ -3,7 +3,8 @@ failure-mode mutant must fail the check it targets. Each world is generated and 
 scripts run straight against the servers (no agent loop), each on its own copy of it.
 
 The oracle must also solve every world within the agent loop's default limits (turns and tool
-calls), or it proves nothing about what an agent can do. Before any world is built, the
+calls), or it proves nothing about what an agent can do, and the first request (system prompt,
+tools, task message) must fit the default input budget (spec §3.7). Before any world is built, the
 declarations are checked: every check of the task's checker has a mutant aimed at it (the no-op
 agent counts), and every mutant aims at a declared check."""
 
@@ -21,10 +22,12 @@ from envs.core.build import dispatcher, drive, tool_list
 from envs.core.calibration import build_to_target
 from envs.core.registry import Task
 from loca.core.script import Script, Tools
+from loca.core.tokens import count_tokens, schema_tokens
 from loca.core.world import World
 from mock_servers.gateway import Gateway
-from scaffolds.config import Limits
+from scaffolds.config import AgentConfig, Limits
 from scaffolds.oracles import agents
+from scaffolds.prompts import get_prompt
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,12 @@ class Outcome:
 
 
 VALIDATOR = "validator"  # the read-only recomputation of ground truth, listed as an agent
+INITIAL = "initial_request"  # the first request's size, listed as an agent: it must fit BUDGET
 OVER_LIMITS = "within_limits"  # listed as failed when the oracle needs more than LIMITS allow
 LIMITS = Limits()  # the agent loop's defaults: an oracle must solve every world within them
+_DEFAULTS = AgentConfig()
+BUDGET = _DEFAULTS.context.budget(_DEFAULTS.sampling.max_output_tokens).input_budget
+"""B of the default context settings (spec §3.7): the first request must fit before any turn."""
 
 
 class DeclarationError(ValueError):
@@ -123,6 +130,27 @@ async def recomputes_truth(task: Task, world: World) -> bool:
     return bool(answer == world.read_truth()["answer"])
 
 
+def initial_request_tokens(task: Task, world: World) -> int:
+    """What the first request carries: the default system prompt, every tool's schema (the
+    default naming) and the task message."""
+    gateway = Gateway(world, task.spec.servers)
+    try:
+        tools = [{"name": s.name, "description": s.description, "parameters": s.parameters}
+                 for s in gateway.specs]
+    finally:
+        gateway.close()
+    return (schema_tokens(tools) + count_tokens(get_prompt(_DEFAULTS.system_prompt).text)
+            + count_tokens(task.spec.instruction(world)))
+
+
+def _initial_outcome(task: Task, world: World, length: int, seed: int, measured: int) -> Outcome:
+    size = initial_request_tokens(task, world)
+    over = None if size <= BUDGET else (f"{size} tokens before the first turn, over the default "
+                                        f"input budget of {BUDGET}")
+    return Outcome(INITIAL, length, seed, measured, (INITIAL,) if over else (), None,
+                   over_limits=over)
+
+
 async def validate(task: Task, lengths: list[int], seeds: list[int],
                    progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
     check_declarations(task)
@@ -138,8 +166,11 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
                 outcome = Outcome(VALIDATOR, length, seed, world.meta.env_description_tokens,
                                   () if same else ("ground_truth",), None)
                 outcomes.append(outcome)
+                initial = _initial_outcome(task, world, length, seed, world.meta.env_description_tokens)
+                outcomes.append(initial)
                 if progress:
                     progress(outcome)
+                    progress(initial)
                 for agent in scripted.names():
                     verdict, effort = await _play(task, _fresh_copy(base, Path(tmp) / "play"), agent)
                     over = effort.over(LIMITS) if scripted.must_fail(agent) is None else None

@@ -221,8 +221,9 @@ def main() -> None:
     if args.sweep:
         sweep = [SWEEP_SECTION, "", f"{len(names)} tasks x 7 tiers x 5 seeds:", "",
                  "| executor | processes | seconds | passed |", "|---|---|---|---|"]
-        for executor, processes in (("local", 1), ("local", 2), ("ray", 2)):
-            elapsed, summary = bench_sweep(names, processes, executor)  # type: ignore[arg-type]
+        runs: list[tuple[Executor, int]] = [("local", 1), ("local", 2), ("ray", 2)]
+        for executor, processes in runs:
+            elapsed, summary = bench_sweep(names, processes, executor)
             sweep.append(f"| {executor} | {processes} | {elapsed:.1f} | "
                          f"{summary['passed']}/{summary['episodes']} |")
         print("\n".join(sweep))

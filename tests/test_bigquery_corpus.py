@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,22 +21,15 @@ from loca.core.world import World, WorldMeta
 from mock_servers.google_cloud import toolbox
 from tests.gcloud_seed import seeded
 from tests.harness import ServerHarness
-from tests.sql_mutations import mutations
+from tests.sql_corpus_support import expect_error, load_corpus, mutations, seeded_world
 
-CORPUS = yaml.safe_load((Path(__file__).parent / "sql_corpus" / "bigquery.yaml").read_text(encoding="utf-8"))
+CORPUS = load_corpus("bigquery")
 WRITES = ("INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE")
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> World:
-    root = tmp_path_factory.mktemp("corpus")
-
-    def make(servers: list[str], **meta: Any) -> Any:
-        world_meta = WorldMeta(task="test", seed=0, params={}, now="2025-01-15T09:00:00Z", tz="UTC",
-                               generator_version="test", **meta)
-        return create_world(root / "world", world_meta, servers)
-
-    return seeded(make)
+    return seeded_world(tmp_path_factory.mktemp("corpus"), seeded)
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +47,8 @@ def _call(h: ServerHarness, sql: str, **args: Any) -> tuple[str, bool]:
 
 
 def _expect(h: ServerHarness, case: dict[str, Any], text: str, is_error: bool) -> None:
-    if "error" in case:
-        assert is_error and text.startswith(f"Error [{case['error']}]"), text
-        assert case.get("message", "") in text, text
-        assert not case.get("absent") or case["absent"] not in text, text
+    if expect_error(case, text, is_error):
         return
-    assert not is_error, text
     out = json.loads(text)
     for key, value in (case.get("result") or {}).items():
         assert out[key] == value, (key, out)

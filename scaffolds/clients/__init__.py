@@ -71,7 +71,11 @@ def agent_key_env(agent: str) -> str:
 def rate_group(agent: str, base_url: str | None = None) -> str:
     """The rate group of an LLM agent string: its provider, endpoint and key variable."""
     provider, _, key_env, profile = _resolve(agent, base_url)
-    return f"{provider}|{base_url or (profile.base_url if profile else None) or ''}|{key_env}"
+    return _group(provider, base_url or (profile.base_url if profile else None), key_env)
+
+
+def _group(provider: Provider, base_url: str | None, key_env: str) -> str:
+    return f"{provider}|{base_url or ''}|{key_env}"
 
 
 def client_from_agent_string(agent: str, base_url: str | None = None,
@@ -95,7 +99,7 @@ def client_from_agent_string(agent: str, base_url: str | None = None,
         options = {"max_output_tokens": profile.max_output_tokens,
                    "price": registry().price_of(profile), **options}
         base_url = base_url or profile.base_url
-    if rate_limits is not None:
-        options["limiter"] = limiter_for(rate_group(agent, base_url), rate_limits)
+    if rate_limits is not None:  # the group as `rate_group` names it, without resolving again
+        options["limiter"] = limiter_for(_group(provider, base_url, key_env), rate_limits)
     client_type = AnthropicClient if provider == "anthropic" else OpenAICompatClient
     return client_type(model, api_key=api_key, base_url=base_url, **options)

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from faker import Faker
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined
+from jinja2.bccache import Bucket
 
+from loca.core.cache import cache_dir, write_cache_file
 from loca.core.task import TaskSpec
 from loca.core.world import World, WorldMeta, content_hash, write_text_atomic
 from mock_servers import load_toolbox, snapshot_ignore
@@ -93,9 +95,36 @@ def _weighted(data: Mapping[str, float] | Sequence[str]) -> tuple[list[str], lis
     return names, list(itertools.accumulate(weights))
 
 
+class _CompiledTemplates(BytecodeCache):
+    """Compiled templates kept in the user cache across processes (compiling is most of a first
+    render). jinja2 keys an entry by the template's name and source checksum and drops one that
+    does not load; entries are written whole (a temporary file renamed)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, bucket: Bucket) -> Path:
+        return self.folder / f"{bucket.key}.jinja"
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            data = self._path(bucket).read_bytes()
+        except OSError:
+            return
+        bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        try:
+            write_cache_file(self._path(bucket), bucket.bytecode_to_string())
+        except OSError:
+            pass  # an unwritable cache only costs the next process a compile
+
+
 @cache
 def templates(folder: str) -> Environment:
     """The jinja2 environment of a generator's `templates/` folder."""
+    base = cache_dir()
+    compiled = None if base is None else _CompiledTemplates(base / "templates")
     return Environment(loader=FileSystemLoader(Path(folder)), undefined=StrictUndefined,
                        keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True,
-                       autoescape=False)
+                       autoescape=False, bytecode_cache=compiled)

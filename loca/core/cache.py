@@ -1,5 +1,5 @@
 """The per-user cache directory of things that are slow to build and derived only from code and
-data shipped with the installed packages (tool listings, the tokenizer's parsed vocabulary).
+data shipped with the installed packages (tool listings, the tokenizer's parsed vocabulary, compiled templates).
 `LOCA_CACHE_DIR` names it; set to the empty string, nothing is cached on disk."""
 
 from __future__ import annotations

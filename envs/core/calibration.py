@@ -24,6 +24,7 @@ TABLE_FILE = "calibration.json"
 TOLERANCE = 0.05
 MAX_PROBES = 24
 FINE_PROBE_SEEDS = 3  # seeds whose fine slope is measured when the model is fit
+MODEL_BUILDS = 3  # builds guided by the length model (a prediction, then corrections) before the search
 
 
 class Entry(BaseModel):
@@ -167,8 +168,9 @@ async def params_for(task: Task, target: int, seed: int) -> dict[str, int]:
 async def build_to_target(task: Task, root: Path, target: int, seed: int,
                           tolerance: float = TOLERANCE) -> World:
     """The world of (target, seed) at `root`, built once from the table's entry when it has
-    one, else from the length model (a second build when the first misses the tolerance), else
-    by the exact search. `world.json` records how many builds it took."""
+    one, else from the length model (its prediction, corrected while it misses the tolerance,
+    `MODEL_BUILDS` builds at most), else by the exact search. `world.json` records how many
+    builds it took."""
     table = load_table(task)
     entry = table.entries.get(str(target), {}).get(str(seed)) if table else None
     builds = 0
@@ -189,10 +191,13 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
     if table is not None and table.model is not None:
         params = table.model.predict(task, target)
         world, size = await build(params)
-        if not _within(size, target, tolerance):
+        for _ in range(MODEL_BUILDS - 1):
+            if _within(size, target, tolerance):
+                break
             params = table.model.correct(task, params, size, target)
-            if params_key(task, params) not in tried:
-                world, size = await build(params)
+            if params_key(task, params) in tried:
+                break
+            world, size = await build(params)
     if world is not None and _within(size, target, tolerance):
         return world
     found, probes = await search(task, target, seed, tolerance, known=tried)

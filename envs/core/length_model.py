@@ -1,7 +1,7 @@
 """The length model of a task: the measured length of a world as a function of its scale
 parameters, fit from the task's calibration table. An unseen (target, seed) is built from the
-model's prediction and, when that world lands outside the tolerance, corrected once by the
-seed's own offset from the model, instead of searched.
+model's prediction and, when that world lands outside the tolerance, corrected by the seed's
+own offset from the model (a correction or two), instead of searched.
 
     length ≈ intercept + per_primary·p + per_primary_sq·p² + per_fine·(fine − default fine of p)
 

@@ -161,6 +161,8 @@ class WorkbookFile:
         save_workbook(wb, self.path, call.now)
 
 
+_AHEAD = 256  # rows a read parses ahead in one step
+
 FORMULA = object()
 """Stands for a formula cell in `SheetRows.values` (its value is read from the cached copy)."""
 
@@ -179,15 +181,19 @@ class SheetRows:
     def values(self, area: Box) -> Iterator[list[Any]]:
         """The JSON values of `area` row by row (None where the file has no cell, FORMULA for a
         formula cell), up to the sheet's last row."""
+        parsed, i = 0, 0
         for row in range(area.min_row, area.max_row + 1):
-            if self._parsed_to(row) < row:
-                return
-            i = bisect_left(self._numbers, row)
+            if row > parsed:  # parse a stretch ahead, then walk the stored rows in step
+                parsed = self._parsed_to(min(row + _AHEAD, area.max_row))
+                if parsed < row:
+                    return
+                i = bisect_left(self._numbers, row)
             if i == len(self._numbers) or self._numbers[i] != row:
                 yield [None] * area.cols
                 continue
             columns, lo, hi = self._within(i, area)
             converted = self._json(i)
+            i += 1
             if hi - lo == area.cols:  # every cell of the row's span is stored
                 yield converted[lo:hi]
                 continue
@@ -212,6 +218,8 @@ class SheetRows:
     def _within(self, i: int, area: Box) -> tuple[list[int], int, int]:
         """Stored row `i`'s columns and the bounds of those inside `area`."""
         columns = self._stored[i][0]
+        if columns and columns[0] >= area.min_col and columns[-1] <= area.max_col:
+            return columns, 0, len(columns)
         return columns, bisect_left(columns, area.min_col), bisect_right(columns, area.max_col)
 
     def _json(self, i: int) -> list[Any]:

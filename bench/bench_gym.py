@@ -2,6 +2,7 @@
 
     python bench/bench_gym.py                      # every task, print the tables
     python bench/bench_gym.py --tasks a,b --write  # some tasks; also write bench/RESULTS.md
+    python bench/bench_gym.py --tasks a,b --tasks-only --write  # only their per-task figures
 
 Measures, per registered task in one warm process: generation and the whole reset (generate,
 measure, serve) at every tier; the in-process latency of every tool its read set calls, on a
@@ -46,7 +47,7 @@ SWEEP_SECTION = "## Oracle sweep"
 sys.path.insert(0, str(ROOT))
 from bench_reset import reset_section  # noqa: E402  (sibling scripts, not a package)
 from bench_sandbox import sandbox_lines  # noqa: E402
-from results import put_section  # noqa: E402
+from results import put_section, put_subsections  # noqa: E402
 
 
 def _stats(samples: list[float]) -> tuple[float, float]:
@@ -194,6 +195,8 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="also time the oracle sweep")
     parser.add_argument("--sandbox-repeats", type=int, default=30)
     parser.add_argument("--processes", type=int, default=5, help="fresh processes per first-reset figure")
+    parser.add_argument("--tasks-only", action="store_true",
+                        help="only the per-task figures, merged into those already written")
     args = parser.parse_args()
     names = sorted(tasks()) if args.tasks == "all" else args.tasks.split(",")
     lines = [TASKS_SECTION, "", f"Machine: {machine()}; one warm process.", ""]
@@ -201,6 +204,10 @@ def main() -> None:
         section = task_section(tasks()[name], args.repeats, args.rounds)
         print("\n".join(section), flush=True)
         lines += section
+    if args.write:
+        put_subsections(lines)  # other tasks' figures stay
+    if args.tasks_only:
+        return
     loca = [sys.executable, "-m", "loca"]
     startup = [STARTUP_SECTION, "",
                f"- `loca --help`: {bench_command([*loca, '--help']):.2f} s; "
@@ -217,7 +224,7 @@ def main() -> None:
     print("\n".join(startup))
     reset = reset_section(names, args.processes)
     print("\n".join(reset))
-    sections = [lines, startup, reset]
+    sections = [startup, reset]
     if args.sweep:
         sweep = [SWEEP_SECTION, "", f"{len(names)} tasks x 7 tiers x 5 seeds:", "",
                  "| executor | processes | seconds | passed |", "|---|---|---|---|"]

@@ -143,10 +143,18 @@ def _exclusive_temp(path: Path) -> tuple[int, Path]:
     raise FileExistsError(f"no free temporary name next to {path.name}")
 
 
-def row_bytes(row: tuple[Any, ...]) -> bytes:
-    """A database row as digest input: the repr of its SQLite values (int, float, str, bytes,
-    None), which is exact (floats round-trip) and about 3x cheaper than JSON."""
-    return repr(row).encode()
+_DIGEST_BATCH = 4096  # rows turned into digest input at once
+
+
+def digest_rows(h: Any, rows: sqlite3.Cursor, end: str = "") -> int:
+    """Feed `rows` to the hash `h`, each as the repr of its SQLite values (int, float, str,
+    bytes, None: exact, floats round-trip, about 3x cheaper than JSON) followed by `end`, in
+    batches (the same bytes as row by row, at a fraction of the calls). The number of rows."""
+    count = 0
+    while batch := rows.fetchmany(_DIGEST_BATCH):
+        count += len(batch)
+        h.update((end.join(map(repr, batch)) + end).encode())
+    return count
 
 
 def _db_digest(path: Path, h: Any) -> None:
@@ -156,9 +164,7 @@ def _db_digest(path: Path, h: Any) -> None:
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         for table in tables:
             h.update(f"\x1etable {table}\n".encode())
-            for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
-                h.update(row_bytes(row))
-                h.update(b"\n")
+            digest_rows(h, conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'), "\n")
     finally:
         conn.close()
 

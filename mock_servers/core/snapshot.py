@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 
 from pydantic import BaseModel
 
-from loca.core.world import World, row_bytes
+from loca.core.world import World, digest_rows
 
 # table -> ignored columns (None: the whole table)
 Ignored = Mapping[str, frozenset[str] | None]
@@ -46,12 +46,9 @@ def _table_state(conn: sqlite3.Connection, name: str, ignored: frozenset[str],
     top = conn.execute(f'SELECT max(rowid) FROM "{name}"').fetchone()[0] or 0
     limit = top if max_rowid is None else max_rowid
     h = hashlib.sha256()
-    count = 0
     selected = ", ".join(f'"{c}"' for c in cols) or "rowid"
-    for row in conn.execute(f'SELECT rowid, {selected} FROM "{name}" WHERE rowid <= ? ORDER BY rowid',
-                            (limit,)):
-        count += 1
-        h.update(row_bytes(row))
+    count = digest_rows(h, conn.execute(f'SELECT rowid, {selected} FROM "{name}" WHERE rowid <= ? ORDER BY rowid',
+                                        (limit,)))
     return TableState(rows=count, max_rowid=limit, digest=h.hexdigest())
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from mock_servers.core.formulas import FormulaError, Serial, date_serial, serial_date
@@ -57,6 +58,11 @@ def entered(raw: CellInput) -> Entry | None:
         value = float(raw)
         return Entry(format_number(value), None, value, "number")
     text = raw or ""
+    return (_typed_short if len(text) <= _CACHED_CHARS else _typed)(text)
+
+
+def _typed(text: str) -> Entry | None:
+    """`entered` for text."""
     if text == "":
         return None
     if text.startswith("=") and text.strip() != "=":
@@ -67,6 +73,10 @@ def entered(raw: CellInput) -> Entry | None:
     if literal is not None:
         return Entry(text, None, float(literal[0]), literal[1])
     return Entry(text, None, text, "string")
+
+
+_CACHED_CHARS = 64  # short texts repeat (names, dates, statuses): their entries are cached
+_typed_short = lru_cache(maxsize=8192)(_typed)
 
 
 def stored(value: Scalar) -> tuple[float | str | None, str]:

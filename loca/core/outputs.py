@@ -84,4 +84,13 @@ class DbRows:
         return (self.table,)
 
 
-Output = TableFile | SentMail | NewEvents | DbRows
+@dataclass(frozen=True)
+class NewSpreadsheet:
+    """A Google spreadsheet the agent creates (titled `title`); existing ones stay unchanged."""
+
+    title: str
+    files: ClassVar[tuple[str, ...]] = ()
+    grows: ClassVar[tuple[str, ...]] = ("gs_spreadsheet", "gs_sheet", "gs_cell")
+
+
+Output = TableFile | SentMail | NewEvents | DbRows | NewSpreadsheet

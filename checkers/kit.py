@@ -176,16 +176,21 @@ def keys(out: TableFile, key: str | None = None) -> CheckFn:
 
     def check(ctx: Context) -> str:
         got = [_key(r, out) for r in read_table(ctx, out).records(out)]
-        want = {_key(r, out) for r in ctx.answer(key or out.file)}
-        dupes = sorted(k for k, n in Counter(got).items() if n > 1)
-        missing, extra = sorted(want - set(got)), sorted(set(got) - want)
-        problems = [f"{what} {_show(items)}" for what, items in
-                    (("missing", missing), ("extra", extra), ("duplicated", dupes)) if items]
+        problems = set_problems(got, {_key(r, out) for r in ctx.answer(key or out.file)})
         if problems:
             raise CheckFailed(f"{out.file}: " + "; ".join(problems))
         return f"{out.file}: {len(got)} rows, one per expected key"
 
     return check
+
+
+def set_problems(got: list[tuple[str, ...]], want: set[tuple[str, ...]]) -> list[str]:
+    """What keeps the keys `got` from being exactly `want`, once each: missing, extra and
+    duplicated keys (none: they are)."""
+    dupes = sorted(k for k, n in Counter(got).items() if n > 1)
+    missing, extra = sorted(want - set(got)), sorted(set(got) - want)
+    return [f"{what} {_show(items)}" for what, items in
+            (("missing", missing), ("extra", extra), ("duplicated", dupes)) if items]
 
 
 def cell_equal(norm: str, got: Any, want: Any, tbd: bool = False) -> bool:

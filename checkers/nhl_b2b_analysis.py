@@ -7,10 +7,9 @@ generation: spreadsheet row keys are never reused, so its key is above the snaps
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
-from checkers.kit import SHOWN, AgentTable, Checks, Context, cell_equal, no_side_effects, read_table
+from checkers.kit import SHOWN, AgentTable, Checks, Context, cell_equal, no_side_effects, read_table, set_problems
 from checkers.normalize import S
 from checkers.verdict import CheckFailed
 from envs.nhl_b2b_analysis import CSV, OUTPUT_TITLE, REPORT_HEADERS, TASK
@@ -88,13 +87,9 @@ def _teams(table: AgentTable) -> list[str]:
 
 def team_set(ctx: Context) -> str:
     """One row per team of the schedule in both: none missing, none extra, none twice."""
-    want = {row["Team"] for row in ctx.answer(CSV.file)}
+    want = {(row["Team"],) for row in ctx.answer(CSV.file)}
     for name, table in _tables(ctx):
-        got = _teams(table)
-        dupes = sorted(t for t, n in Counter(got).items() if n > 1)
-        missing, extra = sorted(want - set(got)), sorted(set(got) - want)
-        problems = [f"{what} {items[:SHOWN]}" for what, items in
-                    (("missing", missing), ("extra", extra), ("duplicated", dupes)) if items]
+        problems = set_problems([(team,) for team in _teams(table)], want)
         if problems:
             raise CheckFailed(f"{name}: " + "; ".join(problems))
     return f"{len(want)} teams, once each, in the sheet and the CSV"

@@ -87,7 +87,7 @@ def _teams(table: AgentTable) -> list[str]:
 
 def team_set(ctx: Context) -> str:
     """One row per team of the schedule in both: none missing, none extra, none twice."""
-    want = {(row["Team"],) for row in ctx.answer(CSV.file)}
+    want: set[tuple[str, ...]] = {(row["Team"],) for row in ctx.answer(CSV.file)}
     for name, table in _tables(ctx):
         problems = set_problems([(team,) for team in _teams(table)], want)
         if problems:

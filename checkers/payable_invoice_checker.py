@@ -4,7 +4,6 @@ unchanged) and the notices the accounts-payable mailbox sent."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta, timezone
-from typing import Any
-
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
@@ -64,7 +63,7 @@ from mock_servers.email import domain as mail
 from mock_servers.snowflake.seed import ColumnDef, DatabaseDef, SchemaDef, TableDef, build
 
 VERSION = "1"
-NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
 STREAMS = ("company", "suppliers", "invoices", "existing", "ids", "secrets")
 
 

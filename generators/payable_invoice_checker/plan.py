@@ -153,7 +153,8 @@ class IdMaker:
     """Invoice IDs unique in the world, in five formats (a supplier keeps one)."""
 
     def __init__(self, rng: random.Random) -> None:
-        self.rng, self.taken = rng, set()
+        self.rng = rng
+        self.taken: set[str] = set()
 
     def make(self, supplier: Supplier, issued: date) -> str:
         while True:
@@ -212,7 +213,7 @@ def plan_invoices(rng: random.Random, suppliers: list[Supplier], managers: list[
         status = forced.status or (PAID if manager == 0 else _status(rng))
         supplier = rng.choice(suppliers)
         issued = _day(rng, NEW_FROM, NEW_TO)
-        items = tuple(Item(rng.choice(ITEMS), rng.randint(1, 40), _money(rng, 4, 900))
+        items = tuple(Item(rng.choice(ITEMS), rng.randint(1, 25), _money(rng, 4, 600))
                       for _ in range(rng.randint(2, 6)))
         subtle = forced.subtle if forced.subtle is not None else rng.random() < SUBTLE_SHARE
         draft = Invoice(ids.make(supplier, issued), supplier, managers[manager], issued, items, status,
@@ -251,7 +252,7 @@ def plan_existing(rng: random.Random, suppliers: list[Supplier], managers: list[
 
 def people(names: PersonNames, domain: str, count: int, taken: set[str]) -> list[Person]:
     """`count` people of the company, e-mail addresses unique in `taken` (updated)."""
-    out = []
+    out: list[Person] = []
     while len(out) < count:
         first, last = names.first(), names.last()
         email = f"{first}.{last}@{domain}".lower().replace(" ", "").replace("'", "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 from reportlab.lib.colors import Color, black, white
@@ -163,11 +163,11 @@ def _items(page: _Page, invoice: Invoice, y: float) -> float:
     page.rule(y + 6, style.accent)
     y -= 10
     rate = _percent(invoice.supplier.tax_rate)
-    for label, value, bold in ((style.subtotal_label, invoice.subtotal, False),
-                               (style.tax_label.format(rate), invoice.tax, False),
-                               (style.total_label, invoice.total, True)):
+    totals = ((style.subtotal_label, invoice.subtotal, False), (style.tax_label.format(rate), invoice.tax, False),
+              (style.total_label, invoice.total, True))
+    for label, amount, bold in totals:
         page.text(400, y, label, 10 if bold else 9.5, bold, align="right")
-        page.text(RIGHT, y, style.money(value), 10 if bold else 9.5, bold, align="right")
+        page.text(RIGHT, y, style.money(amount), 10 if bold else 9.5, bold, align="right")
         y -= 15
     return y - 20
 
@@ -212,7 +212,7 @@ def invoice_pdf(invoice: Invoice, company: str) -> bytes:
     """The PDF of one invoice to `company` in its layout."""
     style = STYLES[invoice.template]
     out = io.BytesIO()
-    moment = datetime.combine(invoice.issued, time(9, 0), tzinfo=timezone.utc)
+    moment = datetime.combine(invoice.issued, time(9, 0), tzinfo=UTC)
     canvas = deterministic_canvas(out, invoice.invoice_id, title=f"Invoice {invoice.invoice_id}",
                                   author=invoice.supplier.name, moment=moment)
     page = _Page(canvas, style)

@@ -168,8 +168,12 @@ def _insert(world: World, name: str, entries: list[dict[str, Any]]) -> None:
 Edit = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def _file_names(ids: list[str]) -> str:
+    return "\n".join(f"{invoice_id}.pdf" for invoice_id in ids)
+
+
 def _solve(world: World, invoice: Edit = dict, payment: Edit = dict, comment: str = FLAG_COMMENT,
-           body: Callable[[list[str]], str] = lambda ids: "\n".join(f"{i}.pdf" for i in ids),
+           body: Callable[[list[str]], str] = _file_names,
            subject: str = NOTICE.subject or "", skip: int | None = None) -> None:
     answer = _answer(world)
     _insert(world, INVOICES, [invoice(dict(e)) for e in answer[NEW_INVOICES]])

@@ -215,7 +215,7 @@ def recipients_once(ctx: Context) -> str:
 def known_ids(ctx: Context) -> set[str]:
     found: set[str] = ctx.memo(("known_ids",), lambda: {
         values[0] for values in ctx.truth["existing"][INVOICES]} | {
-        entry["INVOICE_ID"] for entry in ctx.answer(NEW_INVOICES)} | set(ctx.truth["recorded"]))
+        entry["INVOICE_ID"] for entry in ctx.answer(NEW_INVOICES)})
     return found
 
 

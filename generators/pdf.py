@@ -23,6 +23,25 @@ FONT, FONT_SIZE, LEADING, MARGIN = "Helvetica", 10.5, 14.0, 72.0
 CREATOR = "LOCA gym"
 
 
+def deterministic_canvas(out: io.BytesIO, content: object, *, title: str, author: str, moment: datetime,
+                         subject: str = "", page_size: str = "letter") -> Canvas:
+    """A reportlab canvas writing to `out` whose bytes depend only on its arguments and what is
+    drawn: invariant mode, dates from `moment`, and a document id derived from `content` (any
+    JSON value that identifies what will be drawn)."""
+    date = pdf_date(moment)
+    canvas = Canvas(out, pagesize=PAGE_SIZES[page_size], invariant=1, pageCompression=1)
+    # The document id would otherwise hash reportlab's fixed timestamp (or SOURCE_DATE_EPOCH).
+    identity = json.dumps([content, title, author, subject, date, page_size])
+    canvas._doc.signature = hashlib.md5(identity.encode(), usedforsecurity=False)
+    canvas.setDateFormatter(lambda *_: date)
+    canvas.setTitle(title)
+    canvas.setAuthor(author)
+    canvas.setSubject(subject)
+    canvas.setCreator(CREATOR)
+    canvas.setKeywords("")
+    return canvas
+
+
 def pdf_bytes(pages: Sequence[Sequence[str]], *, title: str, author: str, moment: datetime,
               subject: str = "", page_size: str = "letter") -> bytes:
     """A PDF with one page per item of `pages`, each a list of text lines (long lines are
@@ -31,18 +50,9 @@ def pdf_bytes(pages: Sequence[Sequence[str]], *, title: str, author: str, moment
     if not pages:
         raise ValueError("a PDF needs at least one page")
     width, height = PAGE_SIZES[page_size]
-    date = pdf_date(moment)
     out = io.BytesIO()
-    canvas = Canvas(out, pagesize=(width, height), invariant=1, pageCompression=1)
-    # The document id would otherwise hash reportlab's fixed timestamp (or SOURCE_DATE_EPOCH).
-    content = json.dumps([[list(p) for p in pages], title, author, subject, date, page_size])
-    canvas._doc.signature = hashlib.md5(content.encode(), usedforsecurity=False)
-    canvas.setDateFormatter(lambda *_: date)
-    canvas.setTitle(title)
-    canvas.setAuthor(author)
-    canvas.setSubject(subject)
-    canvas.setCreator(CREATOR)
-    canvas.setKeywords("")
+    canvas = deterministic_canvas(out, [list(p) for p in pages], title=title, author=author,
+                                  moment=moment, subject=subject, page_size=page_size)
     usable = int((height - 2 * MARGIN) // LEADING)
     for number, lines in enumerate(pages, start=1):
         for line in lines:

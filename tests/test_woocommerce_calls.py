@@ -182,7 +182,14 @@ CASES: list[Case] = [
      Err("INVALID_ARGUMENT", "amount")),
     ("coupon-update", "woo_coupons_update", {"couponId": 2, "couponData": {"amount": "7", "date_expires": ""}},
      Keys({"amount": "7.00", "date_expires": None})),
+    ("coupon-percent-over-100", "woo_coupons_update", {"couponId": 1, "couponData": {"amount": "150"}},
+     Err("INVALID_ARGUMENT", "at most 100")),
+    ("product-sale-date-far", "woo_products_update", {"productId": 1, "productData": {"date_on_sale_to": "0001-01-01"}},
+     Err("INVALID_ARGUMENT", "out of range")),
+    ("product-sale-dates-reversed", "woo_products_update", {"productId": 1, "productData": {
+        "date_on_sale_to": "2025-02-01"}}, Err("INVALID_ARGUMENT", "after date_on_sale_to")),
     # reports
+    ("report-far-date", "woo_reports_sales", {"dateMax": "9999-12-31"}, Err("INVALID_ARGUMENT", "out of range")),
     ("report-bad-period", "woo_reports_sales", {"period": "decade"}, Err("INVALID_ARGUMENT", "period")),
     ("report-orders-month", "woo_reports_orders", {"period": "month"}, Keys({"total_orders": 5})),
     ("report-top-past-end", "woo_reports_top_sellers", {"period": "year", "perPage": 2, "page": 3},

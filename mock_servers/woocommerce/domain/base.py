@@ -74,7 +74,14 @@ _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 def parse_site_time(field: str, value: str, zone: ZoneInfo, *, end_of_day: bool = False) -> datetime:
     """An instant from a REST date argument: with Z or an offset as given, without one in the
-    site's zone; a bare date is the start (or end) of that day there."""
+    site's zone; a bare date is the start (or end) of that day there. Years 1900 to 9000."""
+    moment = _site_time(field, value, zone, end_of_day)
+    if not 1900 <= moment.year <= 9000:
+        raise invalid(f"{field} '{value}' is out of range (years 1900 to 9000)")
+    return moment
+
+
+def _site_time(field: str, value: str, zone: ZoneInfo, end_of_day: bool) -> datetime:
     text = value.strip()
     try:
         if _DATE_ONLY.match(text):
@@ -82,12 +89,12 @@ def parse_site_time(field: str, value: str, zone: ZoneInfo, *, end_of_day: bool 
             local = datetime.combine(day, time.max.replace(microsecond=0) if end_of_day else time.min)
             return local.replace(tzinfo=zone).astimezone(UTC)
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=zone)
+        return moment.astimezone(UTC).replace(microsecond=0)
+    except (ValueError, OverflowError):
         raise invalid(f"{field} '{value}' is not an ISO 8601 date or date-time",
                       hint="e.g. 2025-01-15 or 2025-01-15T10:00:00 (site time) or 2025-01-15T10:00:00Z") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 def site_pair(stored: str | None, zone: ZoneInfo) -> tuple[str | None, str | None]:

@@ -103,13 +103,14 @@ def write(store: Store, cid: int | None, data: dict[str, Any]) -> int:
     for key in ("discount_type", "usage_limit", "usage_limit_per_user", "limit_usage_to_x_items", *FLAGS):
         if key in data:
             fields[key] = data[key]
-    if fields.get("discount_type") == "percent" and "amount" in fields and float(fields["amount"]) > 100:
+    old = row(store, cid) if cid is not None else None
+    kind = fields.get("discount_type", old.discount_type if old else "fixed_cart")
+    if kind == "percent" and float(fields.get("amount", old.amount if old else 0)) > 100:
         raise invalid("a percent coupon's amount must be at most 100")
     if cid is None:
         fields["date_created"] = store.now_z
         return int(sql.run(store.session, f"INSERT INTO woo_coupon ({', '.join(fields)}) VALUES "
                            f"({sql.marks(len(fields))})", tuple(fields.values())).lastrowid or 0)
-    row(store, cid)
     if fields:
         sql.run(store.session, f"UPDATE woo_coupon SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
                 (*fields.values(), cid))

@@ -30,9 +30,12 @@ class Period:
 
 def _day(field: str, text: str) -> date:
     try:
-        return date.fromisoformat(text.strip()[:10])
+        day = date.fromisoformat(text.strip()[:10])
     except ValueError:
         raise invalid(f"{field} '{text}' is not a date (YYYY-MM-DD)") from None
+    if not 1900 <= day.year <= 9000:
+        raise invalid(f"{field} '{text}' is out of range (years 1900 to 9000)")
+    return day
 
 
 def period(store: Store, name: str | None, date_min: str | None, date_max: str | None) -> Period:

@@ -222,10 +222,10 @@ def _set_coupons(store: Store, oid: int, codes: list[str], cid: int) -> None:
     before = json.loads(old.coupon_codes)
     subtotal = sum((Decimal(s) for (s,) in sql.run(
         store.session, "SELECT subtotal FROM woo_order_item WHERE order_id = ? AND kind = 'line'", (oid,))), ZERO)
-    applied = [c for c in before if c not in {x.strip().lower() for x in codes}]
-    for code in applied:
+    removed = [c for c in before if c not in {x.strip().lower() for x in codes}]
+    for code in removed:
         sql.run(store.session, "UPDATE woo_coupon SET usage_count = max(0, usage_count - 1) WHERE code = ?", (code,))
-    coupons = pricing.check_coupons(store, [c for c in codes], cid, subtotal, oid)
+    coupons = pricing.check_coupons(store, codes, cid, subtotal, oid)
     for c in coupons:
         if c.code not in before:
             sql.run(store.session, "UPDATE woo_coupon SET usage_count = usage_count + 1 WHERE id = ?", (c.id,))

@@ -55,7 +55,6 @@ class Product(NamedTuple):
 
 
 COLUMNS = sql.columns(Product, "p")
-STATUSES = ("draft", "pending", "private", "publish")
 
 
 def on_sale_sql(now_z: str, alias: str = "p") -> str:
@@ -228,7 +227,7 @@ def _write(store: Store, pid: int, data: dict[str, Any], new: bool) -> None:
                 "%Y-%m-%dT%H:%M:%SZ")
     merged = old._replace(**fields)
     _check_prices(merged)
-    fields |= _stock(merged, "stock_status" in data)
+    fields |= _stock(merged)
     fields["date_modified"] = store.now_z
     sql.run(store.session, f"UPDATE woo_product SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
             (*fields.values(), pid))
@@ -263,12 +262,12 @@ def _check_prices(p: Product) -> None:
         raise invalid("date_on_sale_from is after date_on_sale_to")
 
 
-def _stock(p: Product, status_given: bool) -> dict[str, Any]:
+def _stock(p: Product) -> dict[str, Any]:
     """With managed stock, stock_status follows stock_quantity; without, there is no quantity."""
     if p.manage_stock:
         quantity = p.stock_quantity or 0
         return {"stock_quantity": quantity, "stock_status": "instock" if quantity > 0 else "outofstock"}
-    return {"stock_quantity": None} | ({} if status_given else {"stock_status": p.stock_status})
+    return {"stock_quantity": None}
 
 
 def _set_images(store: Store, pid: int, images: list[dict[str, Any]]) -> None:

@@ -251,3 +251,20 @@ def test_products_rules(woo: Woo) -> None:
     assert ranked[0]["id"] == 1
     assert [r["rating"] for r in woo.ok("woo_products_reviews_list", productId=1)["items"]] == [3, 5]
     assert woo.ok("woo_products_reviews_list", status="all")["total"] == 3
+
+
+def test_the_seed_is_consistent_by_construction(woo: Woo) -> None:
+    first = woo.ok("woo_orders_get", orderId=1)  # T-Shirt x2 on 20 January, while its sale price held
+    assert [(i["name"], i["sku"], i["price"], i["total"]) for i in first["line_items"]] == [
+        ("T-Shirt", "TEE-1", "8.00", "16.00")]
+    assert (first["total"], first["date_paid"], first["billing"]["city"]) == ("21.00", "2025-01-20T10:00:00",
+                                                                             "New York")
+    guest = woo.ok("woo_orders_get", orderId=5)
+    assert (guest["customer_id"], guest["line_items"][0]["price"], guest["date_paid"]) == (0, "10.00", None)
+    # total_sales counts the orders that took stock (completed, processing, on-hold), not the others
+    sales = {p["sku"]: p["total_sales"] for p in woo.ok("woo_products_list", perPage=100)["items"]}
+    assert sales == {"BOOT-1": 1, "SCARF-1": 2, "HAT-1": 0, "TEE-1": 2, "JACKET-1": 0, "BELT-1": 0, "SUN-1": 2}
+    assert {t["name"]: t["count"] for t in woo.ok("woo_products_tags_list")["items"]} == {"summer": 1, "winter": 2}
+    # an order that took stock gives it back once when cancelled
+    woo.ok("woo_orders_update", orderId=3, orderData={"status": "cancelled"})
+    assert stock(woo, 2) == (5, "instock", 0)

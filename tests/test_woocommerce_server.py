@@ -4,9 +4,12 @@ over periods of site-local days, settings, webhooks, system tools and validation
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sqlite3
 from typing import Any
 
+import fastmcp
 import pytest
 
 from mock_servers.core.db import Database
@@ -268,3 +271,34 @@ def test_the_seed_is_consistent_by_construction(woo: Woo) -> None:
     # an order that took stock gives it back once when cancelled
     woo.ok("woo_orders_update", orderId=3, orderData={"status": "cancelled"})
     assert stock(woo, 2) == (5, "instock", 0)
+
+
+def test_errors_are_mcp_error_results_through_the_fastmcp_client(woo: Woo) -> None:
+    async def run() -> tuple[list[str], Any, Any, Any]:
+        async with fastmcp.Client(woo.runtime.app) as client:
+            tools = [t.name for t in await client.list_tools()]
+            good = await client.call_tool("woo_orders_list", {"perPage": 2}, raise_on_error=False)
+            capped = await client.call_tool("woo_orders_list", {"perPage": 500}, raise_on_error=False)
+            extra = await client.call_tool("woo_products_update", {"productId": 1, "productData": {"id": 9}},
+                                           raise_on_error=False)
+            return tools, good, capped, extra
+
+    tools, good, capped, extra = asyncio.run(run())
+    assert len(tools) == 55 and all(t.startswith("woo_") for t in tools)
+    assert not good.is_error and json.loads(good.content[0].text)["totalPages"] == 4
+    assert capped.is_error and capped.content[0].text.startswith("Error [INVALID_ARGUMENT]: woo_orders_list: ")
+    assert "allowed 1..100" in capped.content[0].text
+    assert extra.is_error and "productData.id" in extra.content[0].text
+
+
+def test_same_calls_give_the_same_bytes(make_world: Any) -> None:
+    script: list[tuple[str, dict[str, Any]]] = [
+        ("woo_customers_create", {"customerData": {"email": "dan@example.com", "password": "pw"}}),
+        ("woo_orders_create", {"orderData": {"customer_id": 5, "set_paid": True,
+                                             "line_items": [{"product_id": 7, "quantity": 1}]}}),
+        ("woo_orders_refunds_create", {"orderId": 8, "amount": "10"}),
+        ("woo_reports_sales", {"period": "month"}), ("woo_customers_list", {"role": "all"})]
+    first = build_store(make_world)
+    texts = [first.call(tool, **args)[0] for tool, args in script]
+    second = build_store(make_world)  # the same world directory, rebuilt
+    assert [second.call(tool, **args)[0] for tool, args in script] == texts

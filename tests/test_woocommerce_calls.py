@@ -205,6 +205,8 @@ CASES: list[Case] = [
     ("tax-rate-missing", "woo_tax_rates_get", {"rateId": 1}, Err("NOT_FOUND")),
     ("tax-rate-create", "woo_tax_rates_create", {"country": "de", "rate": "19", "name": "MwSt"},
      Keys({"id": 1, "country": "DE", "rate": "19.0000", "class": "standard", "shipping": True})),
+    ("tax-rate-unknown-country", "woo_tax_rates_create", {"country": "XX", "rate": "5"},
+     Err("INVALID_ARGUMENT", "alpha-2")),
     ("settings-bad-group", "woo_settings_get", {"groupId": "payments"}, Err("INVALID_ARGUMENT", "groupId")),
     ("settings-general", "woo_settings_get", {"groupId": "general"}, Keys({"group": "general"})),
     ("system-tool-unknown", "woo_system_tools_run", {"toolId": "format_disk"}, Err("INVALID_ARGUMENT", "toolId")),

@@ -302,3 +302,17 @@ def test_same_calls_give_the_same_bytes(make_world: Any) -> None:
     texts = [first.call(tool, **args)[0] for tool, args in script]
     second = build_store(make_world)  # the same world directory, rebuilt
     assert [second.call(tool, **args)[0] for tool, args in script] == texts
+
+
+def test_no_read_shows_a_password_or_secret(woo: Woo) -> None:
+    woo.ok("woo_webhooks_create", name="Hook", topic="order.created", delivery_url="https://h.example/x",
+           secret="hook-secret-value")
+    ids = {"productId": 1, "orderId": 1, "customerId": 1, "couponId": 1, "zoneId": 1, "rateId": 1,
+           "gatewayId": "bacs", "groupId": "general"}
+    texts = []
+    for name, tdef in woo.runtime.toolbox.defs.items():
+        if tdef.rw == "read":
+            required = woo.runtime.tools[name].parameters["required"]
+            texts.append(woo.call(name, **{k: ids[k] for k in required})[0])
+    assert len(texts) == 32 and any('"email":"ann@example.com"' in t for t in texts)
+    assert not any(secret in t for t in texts for secret in (PASSWORD, "pbkdf2", "hook-secret-value"))

@@ -161,6 +161,9 @@ CASES: list[Case] = [
     ("order-note-missing", "woo_orders_notes_create", {"orderId": 99, "note": "x"}, Err("NOT_FOUND")),
     ("order-refund-full", "woo_orders_refunds_create", {"orderId": 1, "amount": "21"},
      Keys({"id": 1, "amount": "21.00", "refunded_payment": False})),
+    ("order-refund-same-line-twice", "woo_orders_refunds_create", {"orderId": 1, "lineItems": [
+        {"id": 1, "quantity": 2, "refund_total": "10"}, {"id": 1, "quantity": 1}]},
+     Err("INVALID_ARGUMENT", "exceeds the 0 left")),
     ("order-refund-bad-amount", "woo_orders_refunds_create", {"orderId": 1, "amount": "lots"},
      Err("INVALID_ARGUMENT", "amount")),
     # customers

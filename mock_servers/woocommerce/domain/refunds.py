@@ -49,6 +49,7 @@ def _lines(store: Store, oid: int, given: list[dict[str, Any]]) -> tuple[list[di
         if line_total > Decimal(total) - total_done:
             raise invalid(f"lineItems[{n}]: refund_total {money(line_total)} exceeds the "
                           f"{money(Decimal(total) - total_done)} left on line item {iid}")
+        done[iid] = (qty_done + qty, total_done + line_total)  # the same line twice counts twice
         out.append({"id": iid, "name": name, "quantity": qty, "refund_total": money(line_total),
                     "refund_tax": money(line_tax)})
         amount += line_total + line_tax

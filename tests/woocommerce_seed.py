@@ -1,4 +1,4 @@
-"""A small WooCommerce store for the server tests, filled through the seed helpers: seven
+"""A small WooCommerce store for the server tests, filled through `mock_servers.woocommerce.seed`: seven
 products (a sale in force, an expired sale, a draft, unmanaged stock), three customers and a
 shop manager, seven orders in every stock-relevant status (one placed late in the evening
 site time, the next day in UTC), coupons, reviews, settings and two payment gateways. The

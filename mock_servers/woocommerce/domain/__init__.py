@@ -1,4 +1,4 @@
-"""The WooCommerce domain layer, shared by the tools, the seed helpers and the checkers. Each
+"""The WooCommerce domain layer, shared by the tools, the seed module and the checkers. Each
 module holds one resource; `Store` is the view of the store a call works in."""
 
 from mock_servers.woocommerce.domain import (

@@ -23,6 +23,7 @@ SERVERS: dict[str, str] = {
     "claim_done": "mock_servers.claim_done",
     "snowflake": "mock_servers.snowflake",
     "google_cloud": "mock_servers.google_cloud",
+    "woocommerce": "mock_servers.woocommerce",
 }
 
 

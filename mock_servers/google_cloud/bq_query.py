@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from mock_servers.core import sql
-from mock_servers.core.errors import invalid
+from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
@@ -131,6 +131,9 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
     kind = statement_type(statement)
     cat = catalog(call)
     if statement.kind != "SELECT":
+        if call.config.get("read_only"):
+            raise ToolFailure(Code.PERMISSION_DENIED, f"this view of the project is read-only: a {kind} "
+                              "statement is refused; only SELECT runs")
         target = _target(cat, statement)
         outcome = engine(call, cat).write(statement)
         written = cat.lookup(target) if target else None

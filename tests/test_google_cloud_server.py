@@ -129,6 +129,18 @@ def test_a_read_only_view_runs_selects_and_refuses_every_change(world: World) ->
     assert ok(h, "bigquery_run_query", query="DELETE FROM shop.items WHERE sku = 'A'")["num_dml_affected_rows"] == 2
 
 
+def test_calls_outside_an_agents_session_leave_no_job(world: World) -> None:
+    """Regression: measuring a new world (audit off) left its read set's queries in the job
+    list, where an agent could read them, and ticked the clock."""
+    quiet = ServerHarness(toolbox, world, {"audit": False})
+    before = table_rows(world.state_path)
+    assert ok(quiet, "bigquery_run_query", query="SELECT COUNT(*) AS n FROM shop.items")["rows"] == [{"n": 5}]
+    assert table_rows(world.state_path) == before
+    h = ServerHarness(toolbox, world)
+    ok(h, "bigquery_run_query", query="SELECT 1 AS one")
+    assert ok(h, "bigquery_list_jobs")["total"] == 1
+
+
 def test_load_csv_all_or_nothing(h: ServerHarness, world: World) -> None:
     (world.workspace / "people.csv").write_text("\ufeffid,name,joined\n1,Ann,2024-01-02\n2,Bob,2024-02-03\n")
     out = ok(h, "bigquery_load_csv_data", dataset_id="shop", table_id="people", csv_file_path="people.csv")

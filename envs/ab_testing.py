@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
 from loca.core.outputs import Column, DbRows, TableFile
-from loca.core.script import Script, ToolRequest, Tools, call, parse_reply
+from loca.core.script import Script, Tools, paged_by_offset, paged_by_token
 from loca.core.task import Scale, TaskSpec
 
 if TYPE_CHECKING:
@@ -86,37 +86,15 @@ def record_text(rows: Sequence[Sequence[str]], header: Sequence[str] = tuple(REC
 
 def list_tables(tools: Tools, page_size: int = LIST_PAGE, first_page_only: bool = False) -> Script:
     """The dataset's table ids, every page (or the first only)."""
-    names: list[str] = []
-    token = None
-    while True:
-        args: dict[str, Any] = {"dataset_id": DATASET, "max_results": page_size}
-        if token:
-            args["page_token"] = token
-        page = yield from call(tools("google_cloud", "bigquery_list_tables"), args)
-        names += [t["table_id"] for t in page["tables"]]
-        token = page["next_page_token"]
-        if not token or first_page_only:
-            return names
+    tables = yield from paged_by_token(tools("google_cloud", "bigquery_list_tables"), {"dataset_id": DATASET},
+                                       "tables", "max_results", page_size, first_page_only)
+    return [t["table_id"] for t in tables]
 
 
-def query_all(tools: Tools, queries: list[str], page_size: int = ROWS_PAGE) -> Script:
-    """Every result row of each SELECT, all pages; the pages of all queries are asked at once,
-    one turn per page. Returns the rows per query."""
-    tool = tools("google_cloud", "bigquery_run_query")
-    rows: list[list[dict[str, Any]]] = [[] for _ in queries]
-    pending = list(range(len(queries)))
-    while pending:
-        replies = yield [ToolRequest(tool, {"query": queries[i], "max_results": page_size,
-                                            "start_index": len(rows[i])}) for i in pending]
-        still = []
-        for i, reply in zip(pending, replies, strict=True):
-            if reply.is_error:
-                raise RuntimeError(f"{tool} failed: {reply.text}")
-            data = parse_reply(reply)
-            rows[i] += data["rows"]
-            if data["has_more"]:
-                still.append(i)
-        pending = still
+def query_all(tools: Tools, queries: list[str]) -> Script:
+    """Every result row of each SELECT, all pages, the pages of all queries asked at once."""
+    rows = yield from paged_by_offset(tools("google_cloud", "bigquery_run_query"), [{"query": q} for q in queries],
+                                      "rows", "max_results", ROWS_PAGE)
     return rows
 
 

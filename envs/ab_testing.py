@@ -3,9 +3,6 @@ pooled conversion rates in `record.csv`, then act on the winner in Cloud Storage
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +21,7 @@ RECORD = TableFile(file="record.csv", columns=(Column("scenario"), Column("A_con
                                                Column("B_conversion %")), key=("scenario",))
 PLACEHOLDER = "scenario_name"
 OVERALL = "overall (total_store_views/total_clicks)"
+INITIAL_ROWS = ((PLACEHOLDER, "", ""), (OVERALL, "", ""))  # record.csv's rows as the agent finds it
 BUCKET = "promo-assets-for-b"  # created when B wins
 LOG = "abtesting_logging"  # one entry when A wins
 PAYLOAD = {"status": "AB_Test_Concluded", "winner": "A", "action": "No_Change"}
@@ -73,15 +71,6 @@ def rate_text(views: int, clicks: int) -> str:
     """views ÷ clicks × 100 with exactly 3 decimals (half up) and a `%` sign."""
     rate = (Decimal(views) * 100 / Decimal(clicks)).quantize(Decimal("0.001"), ROUND_HALF_UP)
     return f"{rate}%"
-
-
-def record_text(rows: Sequence[Sequence[str]], header: Sequence[str] = tuple(RECORD.headers)) -> str:
-    """The text of `record.csv`: the header row, then `rows`, quoted as RFC 4180 requires."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue()
 
 
 def list_tables(tools: Tools, page_size: int = LIST_PAGE, first_page_only: bool = False) -> Script:

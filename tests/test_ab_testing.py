@@ -17,6 +17,7 @@ import pytest
 from envs.ab_testing import (
     BUCKET,
     DATASET,
+    INITIAL_ROWS,
     LOG,
     OVERALL,
     PAYLOAD,
@@ -27,10 +28,10 @@ from envs.ab_testing import (
     WINNER,
     payload_text,
     rate_text,
-    record_text,
 )
 from envs.core.registry import get_task
 from generators.ab_testing.plan import MIN_GAP, MIN_MEAN_GAP, Plan, holds, num_days, plan_world
+from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from tests.harness import task_call
@@ -120,7 +121,7 @@ def test_the_dataset_through_the_tools_gives_the_truth_and_the_trap(tmp_path: Pa
     stale = _call(world, "google_cloud_bigquery_run_query", query=f"SELECT MAX(summary_date) AS d FROM "
                   f"{DATASET}.daily_summary")
     assert stale["rows"][0]["d"] < "2024-07-29"
-    assert (world.workspace / RECORD.file).read_text() == record_text([[PLACEHOLDER, "", ""], [OVERALL, "", ""]])
+    assert (world.workspace / RECORD.file).read_text() == csv_text(RECORD.headers, INITIAL_ROWS)
     assert LOG not in {entry["name"] for entry in _call(world, "google_cloud_logging_list_logs")["logs"]}
 
 
@@ -139,7 +140,7 @@ def _answer(world: World) -> list[dict[str, str]]:
 
 def _write(world: World, rows: list[list[str]] | None = None, text: str | None = None) -> None:
     cells = rows if rows is not None else [[r[h] for h in RECORD.headers] for r in _answer(world)]
-    (world.workspace / RECORD.file).write_text(text if text is not None else record_text(cells))
+    (world.workspace / RECORD.file).write_text(text if text is not None else csv_text(RECORD.headers, cells))
 
 
 def _act(world: World) -> None:
@@ -163,7 +164,7 @@ def test_noop_fails_and_a_right_answer_passes(world: World) -> None:
 
 def test_checker_accepts_documented_normalisations(world: World) -> None:
     rows = [[f"  {r['scenario']} ", f" {r[RECORD.headers[1]]}", r[RECORD.headers[2]]] for r in _answer(world)]
-    text = "\ufeff" + record_text(rows, [" scenario", "A_conversion %", "B_conversion  %"]) + "\n\n"
+    text = "\ufeff" + csv_text([" scenario", "A_conversion %", "B_conversion  %"], rows) + "\n\n"
     _write(world, text=text.replace("\n", "\r\n"))
     _act(world)
     (world.workspace / "scratch.py").write_text("print(1)")
@@ -223,8 +224,8 @@ def test_unsorted_rows_or_the_pooled_row_first_fail_order(tmp_path: Path) -> Non
 
 def test_renamed_header_fails_header(tmp_path: Path) -> None:
     world = _world(tmp_path, B_SEED)
-    _write(world, text=record_text([[r[h] for h in RECORD.headers] for r in _answer(world)],
-                                   ["scenario", "A_conversion", "B_conversion"]))
+    _write(world, text=csv_text(["scenario", "A_conversion", "B_conversion"],
+                                [[r[h] for h in RECORD.headers] for r in _answer(world)]))
     _act(world)
     assert _failed(world) == ["header"]
 

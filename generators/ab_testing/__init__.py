@@ -21,18 +21,18 @@ from sqlmodel import Session
 from envs.ab_testing import (
     DATA_COLUMNS,
     DATASET,
+    INITIAL_ROWS,
     OVERALL,
-    PLACEHOLDER,
     PREFIX,
     RECORD,
     TASK,
     WINNER,
     rate_text,
-    record_text,
 )
 from generators.ab_testing.plan import NOW, START, Plan, hour_at, plan_world
 from generators.common import PersonNames, create_world, finish_world, seeded_faker
 from loca.core.clock import iso_z
+from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.google_cloud.seed import (
@@ -135,5 +135,5 @@ def generate(root: Path, params: dict[str, object], seed: int,
     with db.write() as session:
         _write_cloud(session, plan, rngs, START - timedelta(days=2))
     db.dispose()
-    write_text_atomic(world.workspace / RECORD.file, record_text([[PLACEHOLDER, "", ""], [OVERALL, "", ""]]))
+    write_text_atomic(world.workspace / RECORD.file, csv_text(RECORD.headers, INITIAL_ROWS))
     return finish_world(world, TASK, {RECORD.file: _answer(plan), WINNER: plan.winner})

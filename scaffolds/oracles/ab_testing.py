@@ -22,9 +22,9 @@ from envs.ab_testing import (
     list_tables,
     query_all,
     rate_text,
-    record_text,
     table_ref,
 )
+from loca.core.outputs import csv_text
 from loca.core.script import Mutant, Script, ScriptedAgents, Tools, call
 
 SUMS = "SELECT SUM(A_clicks) AS a_clicks, SUM(A_store_views) AS a_views, SUM(B_clicks) AS b_clicks, " \
@@ -94,7 +94,7 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
     """Replace record.csv, then act on the winner."""
     rows = [[r[h] for h in RECORD.headers] for r in answer[RECORD.file]]
     yield from call(tools("filesystem", "write_file"),
-                    {"path": RECORD.file, "content": record_text(rows, knobs.header)})
+                    {"path": RECORD.file, "content": csv_text(knobs.header, rows)})
     winner = answer[WINNER]
     if knobs.both_actions:
         yield from _act(tools, "A")

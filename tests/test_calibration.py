@@ -22,6 +22,18 @@ def test_arbitrary_target_within_tolerance(any_task: Task) -> None:
     assert measured == entry.measured  # the same params rebuild the same world
 
 
+def test_a_fine_knob_tunes_a_primary_value_off_by_more_than_half_the_tolerance(any_task: Task) -> None:
+    """A target 4% above the smallest world: the primary alone lands within the tolerance but
+    not within half of it, so the fine count is tuned until it does."""
+    if any_task.spec.scale.fine is None:
+        pytest.skip("the task has no fine knob")
+    scale = any_task.spec.scale
+    smallest = asyncio.run(calibration.measure_params(any_task, {scale.primary: scale.lo}, 3, Path(tempfile.mkdtemp())))
+    target = round(smallest * 1.04)
+    entry = asyncio.run(calibrate_one(any_task, target, seed=3))
+    assert abs(entry.measured - target) <= 0.025 * target
+
+
 def test_target_below_the_smallest_world_is_an_error(any_task: Task) -> None:
     with pytest.raises(CalibrationError, match="smallest world|closest world"):
         asyncio.run(calibrate_one(any_task, 600, seed=0))

@@ -5,6 +5,7 @@ corpus (tests/test_bigquery_corpus.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from loca.core.world import World
+from mock_servers.gateway import Gateway
 from mock_servers.google_cloud import toolbox
 from mock_servers.google_cloud.logfilter import compile_filter
 from tests.gcloud_seed import seeded
@@ -100,6 +102,43 @@ def test_run_query_respects_the_output_cap(world: World) -> None:
     h = ServerHarness(toolbox, world, {"max_output_chars": 3000})
     out = ok(h, "bigquery_run_query", query="SELECT n FROM shop.big ORDER BY n", max_results=5000)
     assert out["has_more"] and 0 < len(out["rows"]) < 5000 and "start_index" in out["notice"]
+
+
+def test_a_read_only_view_runs_selects_and_refuses_every_change(world: World) -> None:
+    """Regression: read-only views (the ground-truth validator's) hid run_query, BigQuery's only
+    way to read rows; they keep it now, told to refuse every statement but SELECT."""
+    def data() -> dict[str, list[tuple[Any, ...]]]:
+        return {t: rows for t, rows in table_rows(world.state_path).items() if t not in ("bq_job", "core_clock")}
+
+    before = data()
+    gateway = Gateway(world, {"google_cloud": "google_cloud"}, read_only=True)
+    try:
+        assert "google_cloud_bigquery_run_query" in gateway.routes
+        assert "google_cloud_storage_create_bucket" not in gateway.routes
+        count = {"query": "SELECT COUNT(*) AS n FROM shop.items"}
+        out = asyncio.run(gateway.call("google_cloud_bigquery_run_query", count))
+        assert not out.is_error and json.loads(out.text)["rows"] == [{"n": 5}]
+        for query in ("DELETE FROM shop.items WHERE sku = 'A'", "DROP TABLE shop.items",
+                      "CREATE TABLE shop.t2 AS SELECT 1 AS x"):
+            refused = asyncio.run(gateway.call("google_cloud_bigquery_run_query", {"query": query}))
+            assert refused.is_error and "PERMISSION_DENIED" in refused.text, query
+    finally:
+        gateway.close()
+    assert data() == before
+    h = ServerHarness(toolbox, world)
+    assert ok(h, "bigquery_run_query", query="DELETE FROM shop.items WHERE sku = 'A'")["num_dml_affected_rows"] == 2
+
+
+def test_calls_outside_an_agents_session_leave_no_job(world: World) -> None:
+    """Regression: measuring a new world (audit off) left its read set's queries in the job
+    list, where an agent could read them, and ticked the clock."""
+    quiet = ServerHarness(toolbox, world, {"audit": False})
+    before = table_rows(world.state_path)
+    assert ok(quiet, "bigquery_run_query", query="SELECT COUNT(*) AS n FROM shop.items")["rows"] == [{"n": 5}]
+    assert table_rows(world.state_path) == before
+    h = ServerHarness(toolbox, world)
+    ok(h, "bigquery_run_query", query="SELECT 1 AS one")
+    assert ok(h, "bigquery_list_jobs")["total"] == 1
 
 
 def test_load_csv_all_or_nothing(h: ServerHarness, world: World) -> None:

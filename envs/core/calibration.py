@@ -92,7 +92,8 @@ def params_key(task: Task, params: dict[str, int]) -> tuple[tuple[str, int], ...
 async def calibrate_one(task: Task, target: int, seed: int, tolerance: float = TOLERANCE,
                         work_dir: Path | None = None) -> Entry:
     """Search the primary parameter (largest value whose world stays at or under the target),
-    then the fine one, until the measured length is within `tolerance` of the target."""
+    then the fine one (when the primary alone lands more than half the tolerance away), until the
+    measured length is within `tolerance` of the target."""
     entry, _ = await search(task, target, seed, tolerance, work_dir)
     return entry
 
@@ -122,7 +123,8 @@ async def search(task: Task, target: int, seed: int, tolerance: float = TOLERANC
             else:
                 hi, size_hi = mid, size
         best = {scale.primary: lo}
-        if abs(size_lo - target) <= tolerance * target or scale.fine is None:
+        # with a fine knob, a primary value off by more than half the tolerance is tuned closer
+        if scale.fine is None or abs(size_lo - target) <= tolerance * target / 2:
             return _accept(task, target, best, size_lo, tolerance), probe.builds
         entry = await _tune_fine(task, probe, best, size_lo, target, tolerance)
         return entry, probe.builds

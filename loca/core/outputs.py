@@ -5,8 +5,11 @@ is the task's writable set for `no_side_effects`."""
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 # Normalisations by name (tasks.md §0); checkers.normalize implements them.
 NORMS = ("S", "Si", "E", "N", "I", "T", "date", "time")
@@ -94,3 +97,12 @@ class NewSpreadsheet:
 
 
 Output = TableFile | SentMail | NewEvents | DbRows | NewSpreadsheet
+
+
+def csv_text(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A CSV table file's text: the header row, then the rows, quoted as RFC 4180 requires."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue()

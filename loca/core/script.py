@@ -98,6 +98,46 @@ def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: s
     return items
 
 
+def paged_by_token(tool: str, args: dict[str, Any], items_key: str, size_key: str, size: int,
+                   first_page_only: bool = False, token_key: str = "page_token",
+                   next_key: str = "next_page_token") -> Turn:
+    """Every item of one listing continued by page tokens (`next_key` of each reply, empty on
+    the last page)."""
+    items: list[Any] = []
+    token = None
+    while True:
+        [reply] = yield [ToolRequest(tool, {**args, size_key: size, **({token_key: token} if token else {})})]
+        if reply.is_error:
+            raise RuntimeError(f"{tool} failed: {reply.text}")
+        data = json.loads(reply.text)
+        items.extend(data[items_key])
+        token = data.get(next_key)
+        if not token or first_page_only:
+            return items
+
+
+def paged_by_offset(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: str, size: int,
+                    offset_key: str = "start_index", more_key: str = "has_more") -> Turn:
+    """Every item of one listing per argument set, paged by offset: each page starts after the
+    items already read (a page cut short by an output cap included) while `more_key` says more
+    follow. Each turn asks the next page of every unfinished listing at once."""
+    items: list[list[Any]] = [[] for _ in arg_sets]
+    pending = list(range(len(arg_sets)))
+    while pending:
+        replies = yield [ToolRequest(tool, {**arg_sets[i], size_key: size, offset_key: len(items[i])})
+                         for i in pending]
+        still = []
+        for i, reply in zip(pending, replies, strict=True):
+            if reply.is_error:
+                raise RuntimeError(f"{tool} failed: {reply.text}")
+            data = json.loads(reply.text)
+            items[i].extend(data[items_key])
+            if data[more_key]:
+                still.append(i)
+        pending = still
+    return items
+
+
 @dataclass(frozen=True)
 class Mutant:
     """A failure mode: the oracle with `knobs` changed, and the check it must fail."""

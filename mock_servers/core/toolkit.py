@@ -111,6 +111,7 @@ class ToolDef:
     idempotent: bool
     narrow_hint: str
     auth_only: bool = False  # changes who is logged in and nothing else (login, logout)
+    guarded: bool = False  # refuses every change when its server's config says `read_only`
     raw_text: frozenset[str] = frozenset()  # parameters that may carry control characters
     own_deadline: bool = False  # bounds its own time (a subprocess with its own timeout)
 
@@ -157,16 +158,19 @@ class Toolbox:
         idempotent: bool | None = None,
         narrow_hint: str = "narrow the request",
         auth_only: bool = False,
+        guarded: bool = False,
         raw_text: tuple[str, ...] = (),
         own_deadline: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a tool. `auth_only`: a write tool that changes only who is logged in (no
-        world data), so read-only views of a world keep it. `raw_text`: parameters that may
+        world data), so read-only views of a world keep it. `guarded`: a write tool that also
+        reads (a SQL statement runner) and refuses every change when its server's config says
+        `read_only`, so read-only views keep it for its reads. `raw_text`: parameters that may
         carry control characters (code, command lines), which every other parameter refuses.
         `own_deadline`: the tool enforces a timeout of its own, so the per-call wall-clock
         budget does not apply (the memory budget still does)."""
-        if auth_only and rw != "write":
-            raise ValueError("auth_only marks write tools (a read tool changes nothing)")
+        if (auth_only or guarded) and rw != "write":
+            raise ValueError("auth_only and guarded mark write tools (a read tool changes nothing)")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if fn.__name__ in self.defs:
@@ -175,7 +179,7 @@ class Toolbox:
                 raise ValueError(f"tool {fn.__name__} needs a description (docstring)")
             self.defs[fn.__name__] = ToolDef(
                 fn.__name__, fn, rw, core, destructive,
-                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only,
+                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only, guarded,
                 frozenset(raw_text), own_deadline)
             return fn
         return register

@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from mock_servers.core import sql
-from mock_servers.core.errors import invalid
+from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
@@ -89,6 +89,10 @@ def clock(tree: exp.Expression, now: datetime) -> exp.Expression:
 
 
 def _record(call: Call, kind: str, text: str) -> str:
+    """Record the statement as a job; its id. Calls that are not an agent's (server config
+    `audit: false`, the measurement of a new world) leave no job behind and do not tick the clock."""
+    if not call.config.get("audit", True):
+        return f"job_{base.name_id(call, 'bq-job-unrecorded', 0)}"
     cur = sql.run(call.session, "INSERT INTO bq_job (job_id, statement_type, state, query, created) "
                   "VALUES ('', ?, 'DONE', ?, ?)", (kind, text, instant(call.now)))
     job_id = f"job_{base.name_id(call, 'bq-job', int(cur.lastrowid or 0))}"
@@ -131,6 +135,9 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
     kind = statement_type(statement)
     cat = catalog(call)
     if statement.kind != "SELECT":
+        if call.config.get("read_only"):
+            raise ToolFailure(Code.PERMISSION_DENIED, f"this view of the project is read-only: a {kind} "
+                              "statement is refused; only SELECT runs")
         target = _target(cat, statement)
         outcome = engine(call, cat).write(statement)
         written = cat.lookup(target) if target else None

@@ -170,9 +170,9 @@ async def params_for(task: Task, target: int, seed: int) -> dict[str, int]:
 async def build_to_target(task: Task, root: Path, target: int, seed: int,
                           tolerance: float = TOLERANCE) -> World:
     """The world of (target, seed) at `root`, built once from the table's entry when it has
-    one, else from the length model (its prediction, corrected while it misses the tolerance,
-    `MODEL_BUILDS` builds at most), else by the exact search. `world.json` records how many
-    builds it took."""
+    one, else from the parameters its other seeds have at that target or the length model's
+    prediction (corrected while it misses the tolerance, `MODEL_BUILDS` builds at most), else by
+    the exact search. `world.json` records how many builds it took."""
     table = load_table(task)
     entry = table.entries.get(str(target), {}).get(str(seed)) if table else None
     builds = 0
@@ -191,7 +191,7 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
     world: World | None = None
     size = 0
     if table is not None and table.model is not None:
-        params = table.model.predict(task, target)
+        params = _tier_params(task, table, target) or table.model.predict(task, target)
         world, size = await build(params)
         for _ in range(MODEL_BUILDS - 1):
             if _within(size, target, tolerance):
@@ -209,6 +209,23 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
     world.meta.builds = builds  # the search settled on the world already built here
     world.save()
     return world
+
+
+def _tier_params(task: Task, table: Table, target: int) -> dict[str, int] | None:
+    """For a target the table holds, the parameters its seeds landed with there (the median
+    primary count, then the median fine count among its seeds with that count): a first guess
+    closer than the model's where the length is a step function of the scale (a day more per
+    three scenarios, say). None for a target the table does not hold."""
+    entries = table.entries.get(str(target))
+    if not entries:
+        return None
+    scale = task.spec.scale
+    resolved = [task.resolve_params(e.params) for e in entries.values()]
+    primary = statistics.median_low(p[scale.primary] for p in resolved)
+    if scale.fine is None:
+        return {scale.primary: primary}
+    fine = statistics.median_low(p[scale.fine] for p in resolved if p[scale.primary] == primary)
+    return {scale.primary: primary, scale.fine: fine}
 
 
 def _within(size: int, target: int, tolerance: float) -> bool:

@@ -113,8 +113,8 @@ def fit(task: Task, points: Iterable[tuple[dict[str, int], int]], per_fine: floa
         model = LengthModel(intercept=coef[0], per_primary=coef[1],
                             per_primary_sq=coef[2] if degree == 2 else 0.0,
                             per_fine=per_fine if scale.fine is not None else None)
-        if model.per_primary + 2 * model.per_primary_sq * scale.hi > 0 and model.per_primary > 0:
-            return model
+        if all(model.per_primary + 2 * model.per_primary_sq * p > 0 for p in (scale.lo, scale.hi)):
+            return model  # rising over the whole range (its slope is linear in p)
     raise ValueError(f"{task.name}: the measured length does not grow with {scale.primary}")
 
 

@@ -3,9 +3,7 @@ after now, not submitted, course not waived by a score-based exemption) into two
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,15 +57,6 @@ ascending, then course_code, then title. Change nothing else."""
 def instruction(world: World) -> str:
     return INSTRUCTION.format(now=iso_z(world.clock.at(0)), quizzes=QUIZZES.file,
                               assignments=ASSIGNMENTS.file)
-
-
-def csv_text(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A CSV file's text: the header row, then the rows, quoted as RFC 4180 requires."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue()
 
 
 @dataclass

@@ -18,10 +18,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
 
-from envs.canvas_list_test import ASSIGNMENTS, QUIZZES, SCORE_NOTE, TASK, csv_text
+from envs.canvas_list_test import ASSIGNMENTS, QUIZZES, SCORE_NOTE, TASK
 from generators.canvas_list_test.plan import NOW, Course, WorldPlan, default_notes, plan_world, truth_rows
 from generators.common import create_world, finish_world, seeded_faker, templates
 from loca.core.clock import iso_z
+from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.canvas import domain as canvas

@@ -16,10 +16,9 @@ from envs.canvas_list_test import (
     QUIZZES,
     TRAP_PAGE,
     Reads,
-    csv_text,
     read_everything,
 )
-from loca.core.outputs import TableFile
+from loca.core.outputs import TableFile, csv_text
 from loca.core.script import Mutant, Script, ScriptedAgents, Tools, call
 
 SCORE = re.compile(r"exam score for (\S+): (\d+)")

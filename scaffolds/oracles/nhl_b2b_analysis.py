@@ -3,8 +3,6 @@ back-to-back sets, creates the spreadsheet and writes the CSV) and its failure-m
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -19,6 +17,7 @@ from envs.nhl_b2b_analysis import (
     read_schedule,
     report,
 )
+from loca.core.outputs import csv_text
 from loca.core.script import Mutant, Script, ScriptedAgents, Tools, call
 
 
@@ -68,12 +67,6 @@ def _cells(table: list[dict[str, Any]], knobs: Knobs) -> list[list[Any]]:
     return [headers, *([row[h] for h in REPORT_HEADERS] for row in table)]
 
 
-def _csv_text(cells: list[list[Any]]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(cells)
-    return out.getvalue()
-
-
 def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
     """Create the spreadsheet, fill its first tab, write the CSV."""
     table = _cells(answer[CSV.file], knobs)
@@ -87,8 +80,8 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
     if knobs.note_in_schedule:
         yield from call(tools("google_sheet", "update_cells"), {
             "spreadsheet_id": answer["schedule"], "sheet": "Schedule", "range": "J1:J1", "data": [["checked"]]})
-    csv_rows = _cells(answer["stale"], knobs) if knobs.stale_csv else table
-    yield from call(tools("filesystem", "write_file"), {"path": CSV.file, "content": _csv_text(csv_rows)})
+    header, *rows = _cells(answer["stale"], knobs) if knobs.stale_csv else table
+    yield from call(tools("filesystem", "write_file"), {"path": CSV.file, "content": csv_text(header, rows)})
 
 
 AGENTS = ScriptedAgents(

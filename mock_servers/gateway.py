@@ -17,7 +17,7 @@ from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.errors import unknown_tool
-from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, Toolbox, ToolOutcome
+from mock_servers.core.toolkit import READ_ONLY, ErrorFormatting, ServerRuntime, Toolbox, ToolOutcome
 from mock_servers.listing import listings
 
 Naming = Literal["prefixed", "dedup", "bare"]
@@ -83,7 +83,8 @@ class Gateway:
                  config: dict[str, Any] | None = None, read_only: bool = False) -> None:
         """`tool_filter`: `all` tools, the `core` (P1) ones, or the `task`'s allow-list `allow`
         of (server key, tool) pairs; `read_only` leaves out every write tool except those that
-        only log in or out (they change no world data)."""
+        only log in or out (they change no world data) and query tools, which then refuse
+        every change."""
         if tool_filter == "task" and not allow:
             raise ValueError("tool_filter 'task' needs the task's allow-list")
         allowed = set(allow)
@@ -97,13 +98,14 @@ class Gateway:
         self.routes: dict[str, tuple[str, str]] = {}
         self.specs: list[ToolSpec] = []
         for key, box in toolboxes.items():
-            runtime = _LazyRuntime(box, world, dict(config or {}), self.db)
+            runtime = _LazyRuntime(box, world, {**(config or {}), **({READ_ONLY: True} if read_only else {})},
+                                   self.db)
             self.runtimes[key] = runtime
             listed = listings(runtime.toolbox)
             for tool_name, tdef in runtime.toolbox.defs.items():
                 if (tool_filter == "core" and not tdef.core) or \
                         (tool_filter == "task" and (key, tool_name) not in allowed) or \
-                        (read_only and tdef.rw != "read" and not tdef.auth_only):
+                        (read_only and tdef.rw != "read" and not (tdef.auth_only or tdef.queries)):
                     continue
                 name = exposed_name(key, tool_name, naming)
                 if name in self.routes:

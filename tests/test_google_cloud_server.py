@@ -5,6 +5,7 @@ corpus (tests/test_bigquery_corpus.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from loca.core.world import World
+from mock_servers.gateway import Gateway
 from mock_servers.google_cloud import toolbox
 from mock_servers.google_cloud.logfilter import compile_filter
 from tests.gcloud_seed import seeded
@@ -94,6 +96,30 @@ def test_run_query_envelopes_and_jobs(h: ServerHarness) -> None:
     h.fails("bigquery_cancel_job", "NOT_FOUND", job_id="job_nope")
     h.fails("bigquery_run_query", "INVALID_ARGUMENT", query="SELECT 1", max_results=10_001)
     h.fails("bigquery_run_query", "INVALID_ARGUMENT", query="SELECT 1", start_index=-1)
+
+
+def test_a_read_only_view_keeps_run_query_for_selects_only(world: World) -> None:
+    """A read-only gateway exposes run_query (the only way to read rows) and it refuses every
+    statement that would change data, leaving the data as it was."""
+    gateway = Gateway(world, {"google_cloud": "google_cloud"}, read_only=True)
+    try:
+        assert "google_cloud_bigquery_run_query" in {s.name for s in gateway.specs}
+        assert "google_cloud_storage_create_bucket" not in {s.name for s in gateway.specs}
+        before = table_rows(world.state_path)
+        found = asyncio.run(gateway.call("google_cloud_bigquery_run_query",
+                                         {"query": "SELECT COUNT(*) AS n FROM shop.items"}))
+        assert not found.is_error and json.loads(found.text)["rows"] == [{"n": 5}]
+        for query in ("DELETE FROM shop.items WHERE sku = 'A'", "DROP TABLE shop.items",
+                      "CREATE TABLE shop.t AS SELECT 1 AS n"):
+            refused = asyncio.run(gateway.call("google_cloud_bigquery_run_query", {"query": query}))
+            assert refused.is_error and refused.text.startswith("Error [PERMISSION_DENIED]"), refused.text
+        after = table_rows(world.state_path)
+        books = ("bq_job", "core_clock")  # every query is recorded as a job, at the next tick
+        assert {t: r for t, r in after.items() if t not in books} == {t: r for t, r in before.items() if t not in books}
+    finally:
+        gateway.close()
+    assert "DELETE" in ok(ServerHarness(toolbox, world), "bigquery_run_query",
+                          query="DELETE FROM shop.items WHERE sku = 'A'")["statement_type"]
 
 
 def test_run_query_respects_the_output_cap(world: World) -> None:

@@ -61,6 +61,7 @@ from mock_servers.core.watchdog import WATCHDOG, Budget
 
 log = logging.getLogger("loca.servers")
 AUDIT_ARGUMENT_CHARS = 10_000
+READ_ONLY = "read_only"  # server config: a read-only view of the world (see Toolbox.tool `queries`)
 CALL_SECONDS = 10.0  # wall-clock budget of one call (server config `max_call_seconds`)
 CALL_MEMORY_MB = 512  # growth of resident memory one call may cause (`max_call_memory_mb`)
 
@@ -100,6 +101,12 @@ class Call:
     def max_output_chars(self) -> int:
         return output_cap(self.world, self.config)
 
+    @property
+    def read_only(self) -> bool:
+        """The call serves a read-only view of the world (config `read_only`): a `queries`
+        tool must refuse any change."""
+        return bool(self.config.get(READ_ONLY))
+
 
 @dataclass(frozen=True)
 class ToolDef:
@@ -111,6 +118,7 @@ class ToolDef:
     idempotent: bool
     narrow_hint: str
     auth_only: bool = False  # changes who is logged in and nothing else (login, logout)
+    queries: bool = False  # a write tool whose reads serve read-only views (a SQL tool: SELECTs)
     raw_text: frozenset[str] = frozenset()  # parameters that may carry control characters
     own_deadline: bool = False  # bounds its own time (a subprocess with its own timeout)
 
@@ -157,16 +165,19 @@ class Toolbox:
         idempotent: bool | None = None,
         narrow_hint: str = "narrow the request",
         auth_only: bool = False,
+        queries: bool = False,
         raw_text: tuple[str, ...] = (),
         own_deadline: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a tool. `auth_only`: a write tool that changes only who is logged in (no
-        world data), so read-only views of a world keep it. `raw_text`: parameters that may
+        world data), so read-only views of a world keep it. `queries`: a write tool that read-only
+        views keep too, where it runs with `call.read_only` set and must refuse every statement
+        that changes data (a SQL tool then answers SELECTs only). `raw_text`: parameters that may
         carry control characters (code, command lines), which every other parameter refuses.
         `own_deadline`: the tool enforces a timeout of its own, so the per-call wall-clock
         budget does not apply (the memory budget still does)."""
-        if auth_only and rw != "write":
-            raise ValueError("auth_only marks write tools (a read tool changes nothing)")
+        if (auth_only or queries) and rw != "write":
+            raise ValueError("auth_only and queries mark write tools (a read tool changes nothing)")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if fn.__name__ in self.defs:
@@ -175,7 +186,7 @@ class Toolbox:
                 raise ValueError(f"tool {fn.__name__} needs a description (docstring)")
             self.defs[fn.__name__] = ToolDef(
                 fn.__name__, fn, rw, core, destructive,
-                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only,
+                rw == "read" if idempotent is None else idempotent, narrow_hint, auth_only, queries,
                 frozenset(raw_text), own_deadline)
             return fn
         return register

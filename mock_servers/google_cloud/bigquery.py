@@ -42,7 +42,7 @@ def _table(call: Call, dataset_id: str, table_id: str) -> TableRef:
     return ref
 
 
-@toolbox.tool(rw="write", core=True, destructive=True, idempotent=False,
+@toolbox.tool(rw="write", core=True, destructive=True, idempotent=False, queries=True,
               narrow_hint="lower max_results, select fewer columns, or page with start_index")
 def bigquery_run_query(
         call: Call,

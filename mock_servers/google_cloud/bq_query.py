@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from mock_servers.core import sql
-from mock_servers.core.errors import invalid
+from mock_servers.core.errors import denied, invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
@@ -129,6 +129,9 @@ def _fit(envelope: dict[str, Any], cap: int) -> dict[str, Any]:
 def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, Any]:
     statement = statement_of(call, text)
     kind = statement_type(statement)
+    if call.read_only and statement.kind != "SELECT":
+        raise denied(f"this view of the project is read-only; {kind} statements are refused",
+                     hint="run SELECT statements only")
     cat = catalog(call)
     if statement.kind != "SELECT":
         target = _target(cat, statement)

@@ -153,6 +153,8 @@ def test_read_only_view_keeps_only_reads_and_logins(make_world):
         gateway.close()
     with pytest.raises(ValueError, match="auth_only"):
         toolbox.tool(rw="read", auth_only=True)
+    with pytest.raises(ValueError, match="queries"):
+        toolbox.tool(rw="read", queries=True)
 
 
 @pytest.mark.parametrize("tool_filter", ["all", "core", "task"])

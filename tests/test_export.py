@@ -106,7 +106,7 @@ def test_a_ledger_whose_view_cannot_be_reproduced_is_refused(runs: dict[str, Pat
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(line for line in lines if '"type": "strategy"' not in line), encoding="utf-8")
     code, output = _loca("export", run, "--out", tmp_path / "out.jsonl")
-    assert code == 2 and "the rendered view differs from the one the request recorded" in output
+    assert code == 2 and "the rendered view differs from the one the request recorded" in " ".join(output.split())
     assert not (tmp_path / "out.jsonl").exists()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from loca.core.credentials import parse_credentials
 from loca.core.outputs import SentMail
 from loca.core.script import Script, Tools, call, paged
 from loca.core.task import Scale, TaskSpec
@@ -52,20 +53,6 @@ else."""
 def instruction(_world: World) -> str:
     return INSTRUCTION.format(credentials=CREDENTIALS_FILE, roster=ROSTER_FILE, prefix=SUBMISSION_PREFIX,
                               enrolled=ENROLLED, subject=REMINDER.subject)
-
-
-def credentials_text(address: str, password: str, host: str) -> str:
-    """The content of the credentials file."""
-    return (f"NLP course TA mailbox\nEmail: {address}\nPassword: {password}\n"
-            f"IMAP server: imap.{host} (port 993, SSL)\nSMTP server: smtp.{host} (port 465, SSL)\n")
-
-
-def parse_credentials(text: str) -> tuple[str, str]:
-    """(address, password) from the credentials file."""
-    found = dict(re.findall(r"^(Email|Password): (\S+)$", text, re.MULTILINE))
-    if set(found) != {"Email", "Password"}:
-        raise ValueError("the credentials file names no e-mail address and password")
-    return found["Email"], found["Password"]
 
 
 def read_sheet(tools: Tools, filepath: str, sheet: str) -> Script:

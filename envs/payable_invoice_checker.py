@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from loca.core.credentials import parse_credentials
 from loca.core.outputs import DbRows, SentMail
 from loca.core.script import Script, ToolRequest, Tools, call
 from loca.core.task import Scale, TaskSpec
@@ -68,20 +69,6 @@ def instruction(_world: World) -> str:
 def table(name: str) -> str:
     """The fully qualified name of one of the two tables."""
     return f"{DATABASE}.{SCHEMA}.{name}"
-
-
-def credentials_text(address: str, password: str, host: str) -> str:
-    """The content of the credentials file."""
-    return (f"Accounts payable mailbox\nEmail: {address}\nPassword: {password}\n"
-            f"IMAP server: imap.{host} (port 993, SSL)\nSMTP server: smtp.{host} (port 465, SSL)\n")
-
-
-def parse_credentials(text: str) -> tuple[str, str]:
-    """(address, password) from the credentials file."""
-    found = dict(re.findall(r"^(Email|Password): (\S+)$", text, re.MULTILINE))
-    if set(found) != {"Email", "Password"}:
-        raise ValueError("the credentials file names no e-mail address and password")
-    return found["Email"], found["Password"]
 
 
 def read_ids(tools: Tools, page: int = ID_PAGE, first_page_only: bool = False) -> Script:

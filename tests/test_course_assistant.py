@@ -27,8 +27,6 @@ from envs.course_assistant import (
     ROSTER_SHEET,
     SUBMISSION_SUBJECT,
     TRAP_PAGE,
-    credentials_text,
-    parse_credentials,
 )
 from generators.common import PersonNames, seeded_faker
 from generators.course_assistant.plan import (
@@ -44,6 +42,7 @@ from generators.course_assistant.plan import (
     Plan,
     plan_world,
 )
+from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
@@ -114,13 +113,6 @@ def test_same_seed_same_plan_and_distractors_move_no_student() -> None:
     few, many = _plan(60, 3, 0), _plan(60, 3, 40)
     assert few.students == many.students and few.recipients() == many.recipients()
     assert [m for m in few.messages if m.kind != "distractor"] == [m for m in many.messages if m.kind != "distractor"]
-
-
-def test_credentials_round_trip() -> None:
-    text = credentials_text("ta@uni.edu", "s3cret-pw", "uni.edu")
-    assert parse_credentials(text) == ("ta@uni.edu", "s3cret-pw")
-    with pytest.raises(ValueError):
-        parse_credentials("Email: ta@uni.edu\n")
 
 
 # ------------------------------------------------------------------ a generated world

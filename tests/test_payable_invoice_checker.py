@@ -30,12 +30,11 @@ from envs.payable_invoice_checker import (
     PAYMENT_COLUMNS,
     PAYMENTS,
     TRAP_ROWS,
-    credentials_text,
-    parse_credentials,
     table,
 )
 from generators.payable_invoice_checker import plan_world
 from generators.payable_invoice_checker.plan import PAID, PARTIAL, REVIEW, TEMPLATES, UNPAID, Plan, num_managers
+from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
@@ -88,13 +87,6 @@ def test_subtle_share_is_about_forty_percent() -> None:
     invoices = [i for seed in range(5) for i in _plan(270, seed).invoices]
     share = sum(i.subtle for i in invoices) / len(invoices)
     assert 0.33 < share < 0.47
-
-
-def test_credentials_round_trip() -> None:
-    text = credentials_text("ap@firm.com", "s3cret-pw", "firm.com")
-    assert parse_credentials(text) == ("ap@firm.com", "s3cret-pw")
-    with pytest.raises(ValueError):
-        parse_credentials("Email: ap@firm.com\n")
 
 
 # ------------------------------------------------------------------ a generated world

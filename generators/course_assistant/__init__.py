@@ -28,7 +28,6 @@ from envs.course_assistant import (
     ROSTER_SHEET,
     SUBMISSION_PREFIX,
     TASK,
-    credentials_text,
 )
 from generators.common import PersonNames, create_world, finish_world, seeded_faker, templates
 from generators.course_assistant.plan import (
@@ -45,6 +44,7 @@ from generators.course_assistant.plan import (
     plan_world,
 )
 from loca.core.clock import iso_z
+from loca.core.credentials import credentials_text
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.core.files import save_workbook
@@ -188,7 +188,8 @@ def _write_workspace(world: World, plan: Plan, password: str) -> None:
     for s in plan.students:
         ws.append([s.name, s.student_id, s.email, s.status])
     save_workbook(wb, world.workspace / ROSTER_FILE, world.clock.at(0))
-    write_text_atomic(world.workspace / CREDENTIALS_FILE, credentials_text(plan.ta.email, password, plan.domain))
+    write_text_atomic(world.workspace / CREDENTIALS_FILE,
+                      credentials_text("NLP course TA mailbox", plan.ta.email, password, plan.domain))
 
 
 def generate(root: Path, params: dict[str, object], seed: int,

@@ -36,7 +36,6 @@ from envs.payable_invoice_checker import (
     SCHEMA,
     TASK,
     TRAP_ROWS,
-    credentials_text,
 )
 from generators.common import PersonNames, create_world, finish_world, seeded_faker
 from generators.payable_invoice_checker.plan import (
@@ -57,6 +56,7 @@ from generators.payable_invoice_checker.plan import (
 )
 from generators.payable_invoice_checker.render import invoice_pdf
 from loca.core.clock import iso_z
+from loca.core.credentials import credentials_text
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_bytes_atomic, write_text_atomic
 from mock_servers.email import domain as mail
@@ -202,7 +202,8 @@ def generate(root: Path, params: dict[str, object], seed: int,
         _write_state(session, plan, password, salt)
     db.dispose()
     _write_pdfs(world, plan.invoices, plan.company)
-    write_text_atomic(world.workspace / CREDENTIALS_FILE, credentials_text(plan.clerk.email, password, plan.domain))
+    write_text_atomic(world.workspace / CREDENTIALS_FILE,
+                      credentials_text("Accounts payable mailbox", plan.clerk.email, password, plan.domain))
     schema = {name: list(spec.items()) for name, spec in ((INVOICES, INVOICE_COLUMNS), (PAYMENTS, PAYMENT_COLUMNS))}
     return finish_world(world, TASK, _answer(plan), existing=_existing(plan.existing), schema=schema,
                         recorded=sorted(i.invoice_id for i in plan.invoices if i.recorded))

@@ -17,9 +17,9 @@ from envs.course_assistant import (
     SUBMISSION_PREFIX,
     SUBMISSION_SUBJECT,
     TRAP_PAGE,
-    parse_credentials,
     read_everything,
 )
+from loca.core.credentials import parse_credentials
 from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call
 
 ANY_COURSE = re.compile(r"[a-z]+-presentation-(\d{8})-(.+)")

@@ -76,26 +76,41 @@ def _more(data: Mapping[str, Any], page: int) -> bool:
     raise KeyError(f"no paging fields in a reply with keys {sorted(data)}")
 
 
-def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: str, size: int,
-          first_page_only: bool = False, page_key: str = "page") -> Turn:
-    """Every item of one paged listing per argument set (envelopes with `has_more`,
-    `total_pages` or `totalPages`). Each turn asks the next page of every unfinished listing at
-    once, as parallel calls; returns the items per argument set."""
+def _replied(tool: str, reply: ToolReply) -> Any:
+    """The JSON of a listing page, which must have succeeded."""
+    if reply.is_error:
+        raise RuntimeError(f"{tool} failed: {reply.text}")
+    return json.loads(reply.text)
+
+
+def _pages(tool: str, arg_sets: list[dict[str, Any]], items_key: str,
+           page_args: Callable[[int, list[Any]], dict[str, Any]],
+           more: Callable[[Mapping[str, Any], int], bool]) -> Turn:
+    """Every item of one listing per argument set: each turn asks the next page of every
+    unfinished listing at once, as parallel calls. `page_args(page, items read so far)` are the
+    paging arguments of a listing's next page (pages count from 1); `more(reply, page)` says
+    whether another follows."""
     items: list[list[Any]] = [[] for _ in arg_sets]
     pending = list(range(len(arg_sets)))
     page = 1
     while pending:
-        replies = yield [ToolRequest(tool, {**arg_sets[i], page_key: page, size_key: size}) for i in pending]
+        replies = yield [ToolRequest(tool, {**arg_sets[i], **page_args(page, items[i])}) for i in pending]
         still = []
         for i, reply in zip(pending, replies, strict=True):
-            if reply.is_error:
-                raise RuntimeError(f"{tool} failed: {reply.text}")
-            data = json.loads(reply.text)
+            data = _replied(tool, reply)
             items[i].extend(data[items_key])
-            if _more(data, page) and not first_page_only:
+            if more(data, page):
                 still.append(i)
         pending, page = still, page + 1
     return items
+
+
+def paged(tool: str, arg_sets: list[dict[str, Any]], items_key: str, size_key: str, size: int,
+          first_page_only: bool = False, page_key: str = "page") -> Turn:
+    """Every item of one paged listing per argument set (envelopes with `has_more`,
+    `total_pages` or `totalPages`), pages asked by number, in parallel across the sets."""
+    return (yield from _pages(tool, arg_sets, items_key, lambda page, _items: {page_key: page, size_key: size},
+                              lambda data, page: _more(data, page) and not first_page_only))
 
 
 def paged_by_token(tool: str, args: dict[str, Any], items_key: str, size_key: str, size: int,
@@ -107,9 +122,7 @@ def paged_by_token(tool: str, args: dict[str, Any], items_key: str, size_key: st
     token = None
     while True:
         [reply] = yield [ToolRequest(tool, {**args, size_key: size, **({token_key: token} if token else {})})]
-        if reply.is_error:
-            raise RuntimeError(f"{tool} failed: {reply.text}")
-        data = json.loads(reply.text)
+        data = _replied(tool, reply)
         items.extend(data[items_key])
         token = data.get(next_key)
         if not token or first_page_only:
@@ -120,22 +133,10 @@ def paged_by_offset(tool: str, arg_sets: list[dict[str, Any]], items_key: str, s
                     offset_key: str = "start_index", more_key: str = "has_more") -> Turn:
     """Every item of one listing per argument set, paged by offset: each page starts after the
     items already read (a page cut short by an output cap included) while `more_key` says more
-    follow. Each turn asks the next page of every unfinished listing at once."""
-    items: list[list[Any]] = [[] for _ in arg_sets]
-    pending = list(range(len(arg_sets)))
-    while pending:
-        replies = yield [ToolRequest(tool, {**arg_sets[i], size_key: size, offset_key: len(items[i])})
-                         for i in pending]
-        still = []
-        for i, reply in zip(pending, replies, strict=True):
-            if reply.is_error:
-                raise RuntimeError(f"{tool} failed: {reply.text}")
-            data = json.loads(reply.text)
-            items[i].extend(data[items_key])
-            if data[more_key]:
-                still.append(i)
-        pending = still
-    return items
+    follow; in parallel across the sets."""
+    return (yield from _pages(tool, arg_sets, items_key,
+                              lambda _page, items: {size_key: size, offset_key: len(items)},
+                              lambda data, _page: bool(data[more_key])))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import DbRows, SentMail
-from loca.core.script import Script, ToolRequest, Tools, call
+from loca.core.script import Script, ToolRequest, Tools, call, call_all
 from loca.core.task import Scale, TaskSpec
 
 if TYPE_CHECKING:
@@ -87,12 +87,9 @@ def read_pdfs(tools: Tools) -> Script:
     listing = yield from call(tools("filesystem", "list_directory"), {"path": FILES})
     names = sorted(line.split(" ", 1)[1] for line in listing.splitlines()
                    if line.startswith("[FILE] ") and line.lower().endswith(".pdf"))
-    replies = yield [ToolRequest(tools("pdf_tools", "read_pdf_pages"), {
-        "pdf_file_path": f"{FILES}/{name}", "start_page": 1, "end_page": 5}) for name in names]
-    failed = [name for name, reply in zip(names, replies, strict=True) if reply.is_error]
-    if failed:
-        raise RuntimeError(f"read_pdf_pages failed on {failed[0]}")
-    return {name: reply.text for name, reply in zip(names, replies, strict=True)}
+    texts = yield from call_all([ToolRequest(tools("pdf_tools", "read_pdf_pages"), {
+        "pdf_file_path": f"{FILES}/{name}", "start_page": 1, "end_page": 5}) for name in names])
+    return dict(zip(names, texts, strict=True))
 
 
 def read_everything(tools: Tools, page: int = ID_PAGE, first_page_only: bool = False) -> Script:

@@ -1,4 +1,5 @@
-"""The scripts' paging helpers: token-continued and offset-paged listings, driven by hand."""
+"""The scripts' helpers: token-continued and offset-paged listings and a turn of parallel calls,
+driven by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from loca.core.script import ToolReply, ToolRequest, Turn, paged_by_offset, paged_by_token
+from loca.core.script import ToolReply, ToolRequest, Turn, call_all, paged_by_offset, paged_by_token
 
 
 def _drive(turn: Turn, answer: Any) -> tuple[list[list[ToolRequest]], Any]:
@@ -61,3 +62,18 @@ def test_a_failed_page_raises() -> None:
     next(turn)
     with pytest.raises(RuntimeError, match="q failed"):
         turn.send([ToolReply("Error [NOT_FOUND]", True)])
+
+
+def test_call_all_is_one_turn_that_must_all_succeed() -> None:
+    script = call_all([ToolRequest("t", {"n": 1}), ToolRequest("t", {"n": 2})])
+    assert [r.arguments for r in next(script)] == [{"n": 1}, {"n": 2}]  # one turn, both at once
+    with pytest.raises(StopIteration) as done:
+        script.send([ToolReply('{"ok": 1}', False), ToolReply("plain", False)])
+    assert done.value.value == [{"ok": 1}, "plain"]
+    failing = call_all([ToolRequest("t", {}), ToolRequest("u", {})])
+    next(failing)
+    with pytest.raises(RuntimeError, match="u failed: boom"):
+        failing.send([ToolReply("{}", False), ToolReply("boom", True)])
+    with pytest.raises(StopIteration) as nothing:
+        next(call_all([]))
+    assert nothing.value.value == []

@@ -59,6 +59,18 @@ def call(name: str, arguments: Mapping[str, Any]) -> Generator[ToolRequest, list
     return parse_reply(reply)
 
 
+def call_all(requests: list[ToolRequest]) -> Turn:
+    """One turn of parallel calls that must all succeed (none: no turn); their JSON (or text)
+    comes back in order."""
+    if not requests:
+        return []
+    replies = yield requests
+    for request, reply in zip(requests, replies, strict=True):
+        if reply.is_error:
+            raise RuntimeError(f"{request.name} failed: {reply.text}")
+    return [parse_reply(reply) for reply in replies]
+
+
 def parse_reply(reply: ToolReply) -> Any:
     """A reply's JSON value, or its text when it is not JSON."""
     try:

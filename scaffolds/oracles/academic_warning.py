@@ -26,7 +26,7 @@ from envs.academic_warning import (
     rounded,
 )
 from loca.core.outputs import csv_text
-from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call
+from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all
 
 EVERY_SCORES_TABLE = re.compile(r"scores_.*|class_averages")
 
@@ -92,14 +92,9 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
         knobs.header, [[r[h] for h in REPORT.headers] for r in rows])})
     by_id = {r["student_id"]: r for r in rows}
     tool = tools("google_cloud", "logging_write_log")
-    entries = answer[CRITICAL_KEY]
-    if entries:
-        replies = yield [ToolRequest(tool, {"log_name": LOG, "severity": knobs.severity,
+    yield from call_all([ToolRequest(tool, {"log_name": LOG, "severity": knobs.severity,
                                             "message": _message(e, by_id.get(e["student_id"]), knobs)})
-                         for e in entries]
-        failed = [r.text for r in replies if r.is_error]
-        if failed:
-            raise RuntimeError(f"logging_write_log failed: {failed[0]}")
+                         for e in answer[CRITICAL_KEY]])
     if knobs.drop_template:
         yield from call(tools("google_cloud", "bigquery_run_query"),
                         {"query": f"DROP TABLE `{DATASET}.scores_template`"})

@@ -20,7 +20,7 @@ from envs.course_assistant import (
     read_everything,
 )
 from loca.core.credentials import parse_credentials
-from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call
+from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all
 
 ANY_COURSE = re.compile(r"[a-z]+-presentation-(\d{8})-(.+)")
 ADDRESS = re.compile(r"<([^<>]+)>$")
@@ -105,12 +105,9 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
     if knobs.one_message and entries:
         yield from call(send, {"to": ", ".join(e["to"] for e in entries), "subject": knobs.subject,
                                "body": "\n\n".join(_body(e, knobs) for e in entries)})
-    elif entries:
-        replies = yield [ToolRequest(send, {"to": e["to"], "subject": knobs.subject,
-                                            "body": _body(e, knobs), **extra}) for e in entries]
-        failed = [r.text for r in replies if r.is_error]
-        if failed:
-            raise RuntimeError(f"send_email failed: {failed[0]}")
+    else:
+        yield from call_all([ToolRequest(send, {"to": e["to"], "subject": knobs.subject,
+                                                "body": _body(e, knobs), **extra}) for e in entries])
     if knobs.archive_submissions:
         found = yield from call(tools("email", "search_emails"), {"query": SUBMISSION_PREFIX})
         yield from call(tools("email", "move_emails"), {

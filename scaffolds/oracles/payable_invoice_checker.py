@@ -27,7 +27,7 @@ from envs.payable_invoice_checker import (
     read_everything,
     table,
 )
-from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call
+from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all
 
 MONEY = re.compile(r"(?:\$|USD )?(\d{1,3}(?:,\d{3})*\.\d{2})(?: USD)?")
 ID_LINE = re.compile(r"^(?:Invoice No\.:|Invoice #|DOCUMENT NO\.|Invoice Number:|Reference:)\s*(\S+)$")
@@ -216,13 +216,8 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
         statements.append(f"ALTER TABLE {table(PAYMENTS)} ADD COLUMN {EXTRA_COLUMN} VARCHAR(64)")
     for statement in statements:
         yield from call(query, {"query": statement})
-    entries = answer[MAIL]
-    if entries:
-        replies = yield [ToolRequest(tools("email", "send_email"), {
-            "to": e["to"], "subject": NOTICE.subject, "body": _body(e["invoices"])}) for e in entries]
-        failed = [r.text for r in replies if r.is_error]
-        if failed:
-            raise RuntimeError(f"send_email failed: {failed[0]}")
+    yield from call_all([ToolRequest(tools("email", "send_email"), {
+        "to": e["to"], "subject": NOTICE.subject, "body": _body(e["invoices"])}) for e in answer[MAIL]])
 
 
 AGENTS = ScriptedAgents(

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from envs.set_conf_cr_ddl import ANSWER_KEY, AOE_OFFSET, EVENTS, FIRST_PAGE, LEAD, LENGTH, read_everything
 from loca.core.clock import iso_z
-from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, parse_reply
+from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all
 
 
 @dataclass(frozen=True)
@@ -166,13 +166,7 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
     requests = [ToolRequest(tools("calendar", "create_event"), {
         "summary": e["title"], "start": _time(e["start"], knobs), "end": _time(e["end"], knobs)})
         for e in answer[ANSWER_KEY]]
-    created: set[str] = set()
-    if requests:
-        replies = yield requests
-        failed = [r.text for r in replies if r.is_error]
-        if failed:
-            raise RuntimeError(f"create_event failed: {failed[0]}")
-        created = {parse_reply(r)["id"] for r in replies}
+    created = {event["id"] for event in (yield from call_all(requests))}
     if knobs.touch_existing:
         listed = yield from call(tools("calendar", "list_events"), {
             "timeMin": "2000-01-01T00:00:00Z", "timeMax": "2100-01-01T00:00:00Z"})

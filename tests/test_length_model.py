@@ -93,6 +93,24 @@ def test_a_first_miss_is_corrected_without_the_search(any_task: Task, tmp_path: 
     assert abs(world.meta.env_description_tokens - 20_000) <= TOLERANCE * 20_000  # type: ignore[operator]
 
 
+def test_a_miss_the_fine_count_can_absorb_is_corrected_by_one_more_build(any_task: Task, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first world that lands short because it has too few fine items is corrected by the
+    fine count alone: exactly one more build."""
+    table = load_table(any_task)
+    assert table is not None and table.model is not None and any_task.spec.scale.fine is not None
+    fine = any_task.spec.scale.fine
+    entry = any_task.resolve_params(table.entries["16000"]["0"].params)
+    short = {**entry, fine: entry[fine] // 4}  # a quarter of the fine items the table's seed needs
+    untabled = table.model_copy(update={"entries": {k: v for k, v in table.entries.items() if k != "16000"}})
+    monkeypatch.setattr(calibration, "load_table", lambda task: untabled)
+    monkeypatch.setattr(type(table.model), "predict", lambda self, task, target: short)
+    world = _build(any_task, tmp_path / "w", 16_000, 0)
+    assert world.meta.builds == 2
+    assert world.meta.params[any_task.spec.scale.primary] == entry[any_task.spec.scale.primary]
+    assert abs(world.meta.env_description_tokens - 16_000) <= TOLERANCE * 16_000  # type: ignore[operator]
+
+
 def test_without_a_model_the_search_builds_the_world(any_task: Task, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     table = load_table(any_task)

@@ -2,15 +2,17 @@
 failure-mode mutant must fail the check it targets. Each world is generated and measured once;
 scripts run straight against the servers (no agent loop), each on its own copy of it.
 
-The oracle must also solve every world within the agent loop's default limits (turns and tool
-calls), or it proves nothing about what an agent can do, and the first request (system prompt,
-tools, task message) must fit the default input budget (spec §3.7). Before any world is built, the
-declarations are checked: every check of the task's checker has a mutant aimed at it (the no-op
-agent counts), and every mutant aims at a declared check."""
+The oracle must also solve every world within the agent loop's default limits (turns, tool calls,
+and no turn's calls too large for the input budget the first request leaves), or it proves nothing
+about what an agent can do, and the first request (system prompt, tools, task message) must fit
+the default input budget (spec §3.7). Before any world is built, the declarations are checked:
+every check of the task's checker has a mutant aimed at it (the no-op agent counts), and every
+mutant aims at a declared check."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -21,7 +23,7 @@ from checkers.verdict import Verdict
 from envs.core.build import dispatcher, drive, tool_list
 from envs.core.calibration import build_to_target
 from envs.core.registry import Task
-from loca.core.script import Script, Tools
+from loca.core.script import Script, ToolRequest, Tools
 from loca.core.tokens import count_tokens, schema_tokens
 from loca.core.world import World
 from mock_servers.gateway import Gateway
@@ -94,26 +96,36 @@ async def _play(task: Task, world: World, agent: str) -> tuple[Verdict, Effort]:
 @dataclass
 class Effort:
     """Turns and tool calls of a scripted play, as the agent loop counts them against its limits:
-    every step is a turn, every call but the terminal one counts."""
+    every step is a turn, every call but the terminal one counts. `largest` is the text of the
+    longest turn's calls (their arguments), the model message the loop can never drop."""
 
     turns: int = 0
     calls: int = 0
+    largest: str = ""
 
     def counted(self, script: Script) -> Script:
         try:
             step = next(script)
             while True:
                 self.turns += 1
+                requests = step if isinstance(step, list) else [step]
+                text = "".join(r.arguments if isinstance(r.arguments, str) else json.dumps(r.arguments)
+                               for r in requests if isinstance(r, ToolRequest))
+                if len(text) > len(self.largest):
+                    self.largest = text
                 step = script.send((yield step))
         except StopIteration as stop:
             return stop.value
 
-    def over(self, limits: Limits) -> str | None:
-        """What exceeds the agent loop's default limits, if anything."""
+    def over(self, limits: Limits, room: int) -> str | None:
+        """What exceeds the agent loop's default limits, if anything; `room`: the input budget
+        left after the first request."""
         if self.calls > limits.max_tool_calls:
             return f"{self.calls} tool calls, over the limit of {limits.max_tool_calls}"
         if self.turns > limits.max_turns:
             return f"{self.turns} turns, over the limit of {limits.max_turns}"
+        if len(self.largest) > room and (size := count_tokens(self.largest)) > room:
+            return f"a turn of {size} tokens of tool calls, over the {room} the input budget leaves"
         return None
 
 
@@ -143,8 +155,7 @@ def initial_request_tokens(task: Task, world: World) -> int:
             + count_tokens(task.spec.instruction(world)))
 
 
-def _initial_outcome(task: Task, world: World, length: int, seed: int, measured: int) -> Outcome:
-    size = initial_request_tokens(task, world)
+def _initial_outcome(length: int, seed: int, measured: int, size: int) -> Outcome:
     over = None if size <= BUDGET else (f"{size} tokens before the first turn, over the default "
                                         f"input budget of {BUDGET}")
     return Outcome(INITIAL, length, seed, measured, (INITIAL,) if over else (), None,
@@ -166,14 +177,15 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
                 outcome = Outcome(VALIDATOR, length, seed, world.meta.env_description_tokens,
                                   () if same else ("ground_truth",), None)
                 outcomes.append(outcome)
-                initial = _initial_outcome(task, world, length, seed, world.meta.env_description_tokens)
+                first = initial_request_tokens(task, world)
+                initial = _initial_outcome(length, seed, world.meta.env_description_tokens, first)
                 outcomes.append(initial)
                 if progress:
                     progress(outcome)
                     progress(initial)
                 for agent in scripted.names():
                     verdict, effort = await _play(task, _fresh_copy(base, Path(tmp) / "play"), agent)
-                    over = effort.over(LIMITS) if scripted.must_fail(agent) is None else None
+                    over = effort.over(LIMITS, BUDGET - first) if scripted.must_fail(agent) is None else None
                     outcome = Outcome(agent, length, seed, world.meta.env_description_tokens,
                                       (*verdict.failed_names(), *([OVER_LIMITS] if over else [])),
                                       scripted.must_fail(agent), verdict.errored, over)

@@ -1,4 +1,5 @@
-"""The validator's own rules: an oracle that needs more than the agent loop allows is a violation."""
+"""The validator's own rules: an oracle that needs more than the agent loop allows (turns, calls,
+a turn too large for the input budget) is a violation."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from envs.core.registry import Task
 from loca import validate
+from loca.core.script import Script, ToolReply, ToolRequest
 from loca.validate import run_validation
 from scaffolds.config import Limits
 
@@ -37,3 +39,21 @@ def test_a_first_request_over_the_default_budget_is_a_violation(any_task: Task,
     assert not first.ok and first.failed == (validate.INITIAL,)
     assert first.over_limits is not None and "over the default input budget of 1000" in first.over_limits
     assert all(o.ok for o in outcomes if o.agent != validate.INITIAL)
+
+
+def test_a_turn_of_calls_too_large_for_the_budget_left_is_a_violation() -> None:
+    def script() -> Script:
+        yield ToolRequest("small", {"n": 1})
+        yield [ToolRequest("write", {"data": "word " * 3000}), ToolRequest("write", {"data": "x"})]
+        yield ToolRequest("claim_done", {})
+
+    effort = validate.Effort()
+    counted = effort.counted(script())
+    step = next(counted)
+    with pytest.raises(StopIteration):
+        while True:
+            step = counted.send([ToolReply("{}", False)] * (len(step) if isinstance(step, list) else 1))
+    assert effort.turns == 3 and '"word word' in effort.largest
+    assert effort.over(Limits(), room=10_000) is None
+    over = effort.over(Limits(), room=1_000)
+    assert over is not None and "tokens of tool calls, over the 1000 the input budget leaves" in over

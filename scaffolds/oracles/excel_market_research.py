@@ -69,16 +69,23 @@ def _formula_rows(rows: list[list[Any]]) -> list[list[Any]]:
     return [[row[0], *(f"=ROUND({v!r},6)" for v in row[1:])] for row in rows]
 
 
+WRITE_CELLS = 2000  # cells per write call
+
+
 def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
-    """Create the workbook, name its sheet, write header and rows in one block."""
+    """Create the workbook, name its sheet, write header and rows in blocks of at most
+    `WRITE_CELLS` cells (a model's message that the agent loop's input budget can hold)."""
     report = answer[REPORT.file]
     header, rows = report[HEADER_KEY], report[ROWS_KEY]
     yield from call(tools("excel", "create_workbook"), {"filepath": REPORT.file})
     yield from call(tools("excel", "rename_worksheet"),
                     {"filepath": REPORT.file, "old_name": "Sheet1", "new_name": REPORT.sheet})
-    body = _formula_rows(rows) if knobs.formulas else rows
-    yield from call(tools("excel", "write_data_to_excel"),
-                    {"filepath": REPORT.file, "sheet_name": REPORT.sheet, "data": [header, *body]})
+    lines = [header, *(_formula_rows(rows) if knobs.formulas else rows)]
+    step = max(1, WRITE_CELLS // len(header))
+    for first in range(0, len(lines), step):
+        yield from call(tools("excel", "write_data_to_excel"), {
+            "filepath": REPORT.file, "sheet_name": REPORT.sheet, "data": lines[first:first + step],
+            "start_cell": f"A{first + 1}"})
     if knobs.fill_format_file:
         yield from call(tools("excel", "write_data_to_excel"), {
             "filepath": FORMAT_FILE, "sheet_name": REPORT.sheet, "data": rows, "start_cell": "A2"})

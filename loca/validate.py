@@ -117,14 +117,15 @@ class Effort:
         except StopIteration as stop:
             return stop.value
 
-    def over(self, limits: Limits, room: int) -> str | None:
+    def over(self, limits: Limits, room: int | None) -> str | None:
         """What exceeds the agent loop's default limits, if anything; `room`: the input budget
-        left after the first request."""
+        left after the first request (None when the first request does not fit: the first
+        request's own row reports that)."""
         if self.calls > limits.max_tool_calls:
             return f"{self.calls} tool calls, over the limit of {limits.max_tool_calls}"
         if self.turns > limits.max_turns:
             return f"{self.turns} turns, over the limit of {limits.max_turns}"
-        if len(self.largest) > room and (size := count_tokens(self.largest)) > room:
+        if room is not None and len(self.largest) > room and (size := count_tokens(self.largest)) > room:
             return f"a turn of {size} tokens of tool calls, over the {room} the input budget leaves"
         return None
 
@@ -185,7 +186,8 @@ async def validate(task: Task, lengths: list[int], seeds: list[int],
                     progress(initial)
                 for agent in scripted.names():
                     verdict, effort = await _play(task, _fresh_copy(base, Path(tmp) / "play"), agent)
-                    over = effort.over(LIMITS, BUDGET - first) if scripted.must_fail(agent) is None else None
+                    room = BUDGET - first if first <= BUDGET else None
+                    over = effort.over(LIMITS, room) if scripted.must_fail(agent) is None else None
                     outcome = Outcome(agent, length, seed, world.meta.env_description_tokens,
                                       (*verdict.failed_names(), *([OVER_LIMITS] if over else [])),
                                       scripted.must_fail(agent), verdict.errored, over)

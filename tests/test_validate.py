@@ -55,5 +55,6 @@ def test_a_turn_of_calls_too_large_for_the_budget_left_is_a_violation() -> None:
             step = counted.send([ToolReply("{}", False)] * (len(step) if isinstance(step, list) else 1))
     assert effort.turns == 3 and '"word word' in effort.largest
     assert effort.over(Limits(), room=10_000) is None
+    assert effort.over(Limits(), room=None) is None  # a first request over the budget is its own row
     over = effort.over(Limits(), room=1_000)
     assert over is not None and "tokens of tool calls, over the 1000 the input budget leaves" in over

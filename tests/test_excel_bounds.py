@@ -214,10 +214,12 @@ def test_a_pivot_larger_than_the_cap_is_refused_before_it_is_built(xl: ServerHar
     text = xl.fails("create_pivot_table", "INVALID_ARGUMENT", **SHEET, data_range="A1:C401",
                     rows=["k"], values=["v"], columns=["c"])
     assert "the pivot covers 160801 cells (401 rows x 401 columns)" in text
-    wide = [["k", "c", "v"]] + [["r", f"c{i}", i] for i in range(16_400)]
+    # 8 value fields x 2,050 column groups + 1 row field = 16,401 columns, one over a sheet's.
+    fields = [f"v{n}" for n in range(8)]
+    wide = [["k", "c", *fields]] + [["r", f"c{i}", *range(8)] for i in range(2_050)]
     xl.ok_text("write_data_to_excel", filepath="book.xlsx", sheet_name="Wide", data=wide)
     text = xl.fails("create_pivot_table", "INVALID_ARGUMENT", filepath="book.xlsx",
-                    sheet_name="Wide", data_range="A1:C16401", rows=["k"], values=["v"],
+                    sheet_name="Wide", data_range="A1:J2051", rows=["k"], values=fields,
                     columns=["c"])
     assert "16401 columns wide" in text
 

@@ -176,6 +176,7 @@ SERVICES = {
 def run(repeats: int, name: str = "snowflake") -> list[str]:
     service = SERVICES[name]
     tool_name, lower = service.tool, service.lower
+    loop = asyncio.new_event_loop()  # one loop for every call, as the gym's env keeps one
     with tempfile.TemporaryDirectory() as tmp:
         world, built = service.build(Path(tmp) / "world")
         runtime = ServerRuntime(service.toolbox, world, {})
@@ -194,7 +195,7 @@ def run(repeats: int, name: str = "snowflake") -> list[str]:
             text = lower(runtime, sql)
 
             def tool(sql: str = sql) -> None:
-                outcome = asyncio.run(runtime.call(tool_name, {"query": sql, **service.extra}))
+                outcome = loop.run_until_complete(runtime.call(tool_name, {"query": sql, **service.extra}))
                 assert not outcome.is_error, outcome.text
 
             def plain(text: str = text) -> None:
@@ -210,6 +211,7 @@ def run(repeats: int, name: str = "snowflake") -> list[str]:
                          f"{ours / theirs:.2f} | {front_ms:.2f} |")
         direct.close()
         runtime.db.dispose()
+    loop.close()
     return lines
 
 

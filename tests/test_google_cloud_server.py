@@ -9,14 +9,17 @@ import asyncio
 import base64
 import hashlib
 import json
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loca.core.world import World
 from mock_servers.gateway import Gateway
-from mock_servers.google_cloud import toolbox
+from mock_servers.google_cloud import bq_types, toolbox
 from mock_servers.google_cloud.logfilter import compile_filter
 from tests.gcloud_seed import seeded
 from tests.harness import ServerHarness, table_rows
@@ -426,3 +429,29 @@ def test_a_page_cut_by_the_output_cap_continues_after_its_last_item(world: World
         if token is None:
             break
     assert len(objects) == len(set(objects)) == 251
+
+
+def _numeric_by_definition(value: float, scale: int) -> int | float:
+    """A NUMERIC held as a double, as its docstring defines it: its shortest text rounded half
+    up to 15 significant digits, then half up to the scale."""
+    number = Decimal(repr(value))
+    if len(number.as_tuple().digits) > bq_types.SIGNIFICANT:
+        number = number.quantize(Decimal(1).scaleb(number.adjusted() - bq_types.SIGNIFICANT + 1),
+                                 rounding=ROUND_HALF_UP)
+    if -int(number.as_tuple().exponent) > scale:
+        number = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    return int(number) if number == number.to_integral_value() else float(number)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(value=st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.decimals(min_value=-10**9, max_value=10**9, places=2, allow_nan=False).map(float),
+    st.lists(st.decimals(min_value=0, max_value=500, places=2, allow_nan=False).map(float),
+             min_size=2, max_size=40).map(sum),  # running sums carry binary noise
+    st.integers(10**15, 10**16 - 1).map(lambda n: float(f"{n // 10}5e-{n % 18}"))),  # ties at the cut
+    scale=st.sampled_from([0, 2, 9]))
+def test_numeric_values_show_as_their_definition_says(value: float, scale: int) -> None:
+    shown = bq_types._decimal(value, scale)
+    expected = _numeric_by_definition(value, scale)
+    assert (type(shown), repr(shown)) == (type(expected), repr(expected))

@@ -93,6 +93,16 @@ def _decimal(value: float, scale: int) -> int | float:
     """A NUMERIC held as a double: its shortest text cut to the 15 significant digits a double
     holds, then rounded to the scale where it has more places (so 34329356.47 stays itself,
     whatever SQLite's rounding did to it, and 0.1 + 0.2 is 0.3)."""
+    text = repr(value)
+    whole, _, places = text.partition(".")
+    digits = len((whole + places).lstrip("-0"))
+    if "e" not in text and digits > SIGNIFICANT and not (digits == SIGNIFICANT + 1 and places.endswith("5")):
+        # No tie at the cut: rounding the double itself to 15 digits gives the same digits.
+        text = f"{value:.{SIGNIFICANT}g}"
+        whole, _, places = text.partition(".")
+        digits = SIGNIFICANT
+    if "e" not in text and len(places) <= scale and digits <= SIGNIFICANT:
+        return int(whole) if places.strip("0") == "" else float(text)  # the text is exact as it is
     number = Decimal(repr(value))
     if len(number.as_tuple().digits) > SIGNIFICANT:
         number = number.quantize(Decimal(1).scaleb(number.adjusted() - SIGNIFICANT + 1), rounding=ROUND_HALF_UP)
@@ -103,14 +113,16 @@ def _decimal(value: float, scale: int) -> int | float:
 
 def show(value: Any, kind: LogicalType | None) -> Any:
     """A stored value as BigQuery shows it."""
-    if kind is not None and kind.kind == "timestamp" and isinstance(value, str):
+    if kind is None or value is None:
+        return sqltypes.show(value, kind)
+    if kind.kind == "decimal" and type(value) is float and math.isfinite(value):
+        return _decimal(value, kind.scale)
+    if kind.kind == "timestamp" and isinstance(value, str):
         moment = _moment(value)
         if moment is None:
             return value
         return timestamp_text(moment) if name_of(kind) == "TIMESTAMP" else _clock(moment.replace(tzinfo=None), "T")
-    if kind is not None and kind.kind == "decimal" and type(value) is float and math.isfinite(value):
-        return _decimal(value, kind.scale)
-    if kind is not None and name_of(kind) == "BYTES" and isinstance(value, bytes):
+    if isinstance(value, bytes) and name_of(kind) == "BYTES":
         return base64.b64encode(value).decode()
     return sqltypes.show(value, kind)
 

@@ -36,7 +36,7 @@ class Prepared:
                 if cast.to.is_type("timestamptz", "timestampltz"):
                     cast.set("to", exp.DataType.build("TIMESTAMP"))
         try:
-            return tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE)
+            return tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE, copy=False)
         except SqlglotError as exc:
             raise ToolFailure(Code.UNIMPLEMENTED, f"not supported on this engine: {exc}") from None
 

@@ -3,6 +3,8 @@ written with USER_ENTERED semantics, the grid grown to fit."""
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sqlmodel import Session
@@ -65,15 +67,18 @@ def values(session: Session, sheet: Sheet, box: Box) -> list[list[Any]]:
                     "AND row BETWEEN ? AND ? AND col BETWEEN ? AND ? AND value IS NOT NULL "
                     "ORDER BY row, col", (sheet.pk, box.r1, box.r2, box.c1, box.c2))
     rows: list[list[Any]] = []
-    for row, col, value, kind in found:
-        shown_value = shown(value, kind)
-        if shown_value == "":
-            continue
-        while len(rows) <= row - box.r1:
-            rows.append([])
-        line = rows[row - box.r1]
-        line.extend([""] * (col - box.c1 - len(line)))
-        line.append(shown_value)
+    for row, cells in groupby(found, itemgetter(0)):
+        line: list[Any] = []
+        for _, col, value, kind in cells:
+            shown_value = value if kind == "string" else shown(value, kind)
+            if shown_value == "":
+                continue
+            if col - box.c1 > len(line):
+                line += [""] * (col - box.c1 - len(line))
+            line.append(shown_value)
+        if line:
+            rows += [[] for _ in range(row - box.r1 - len(rows))]
+            rows.append(line)
     return rows
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from envs.core.registry import Task
+    from loca.validate import Outcome
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -87,6 +88,17 @@ def _task(name: str) -> Task:
         return get_task(name)
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0])) from None
+
+
+def _task_names(tasks: str) -> list[str]:
+    """The task names of a TASKS argument: names joined by commas, or `all`."""
+    from envs.core.registry import tasks as registered
+
+    names = list(registered()) if tasks == "all" else \
+        list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
+    if not names:
+        raise typer.BadParameter("no tasks given: name them, or use all")
+    return names
 
 
 def _check_agent(agent: str, task: Task) -> None:
@@ -261,25 +273,53 @@ def calibrate(
 
 @app.command()
 def validate(
-    task: str,
+    tasks: Annotated[str, typer.Argument(help="a task, several joined by commas, or all")],
     lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
+    processes: Annotated[int, typer.Option(min=1, help="worlds validated in parallel")] = 1,
 ) -> None:
-    """Validate TASK's checker: the oracle passes and the no-op agent and every mutant fail the
-    check they target, at every length and seed. Exits 1 on any violation."""
-    from loca.validate import BUDGET, INITIAL, VALIDATOR, DeclarationError, run_validation
+    """Validate the checkers of TASKS: the oracle passes and the no-op agent and every mutant
+    fail the check they target, at every length and seed. Exits 1 on any violation."""
+    import time
+
+    from loca.validate import DeclarationError, run_validation
     from scaffolds.oracles import agents as scripted_agents
 
-    spec = _task(task)
+    specs = [_task(name) for name in _task_names(tasks)]
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
-    plays = len(targets) * len(seed_list) * (2 + len(scripted_agents(task).names()))
+    plays = len(targets) * len(seed_list) * sum(2 + len(scripted_agents(t.name).names()) for t in specs)
+    started = time.perf_counter()
     with _progress() as progress:
         bar = progress.add_task("validating", total=plays)
         try:
-            outcomes = run_validation(spec, targets, seed_list, progress=lambda _: progress.advance(bar))
+            found = run_validation(specs, targets, seed_list, processes,
+                                   progress=lambda _: progress.advance(bar))
         except DeclarationError as exc:
             complain(f"[red]{exc}[/]")
             raise typer.Exit(1) from None
+    for name, outcomes in found.items():
+        _consoles()[0].print(_validation_table(name, outcomes, targets))
+        say(f"{len(outcomes)} plays; largest length deviation from target {100 * _deviation(outcomes):.1f}%")
+    if len(found) > 1:
+        _consoles()[0].print(_validation_summary(found))
+    everything = [o for outcomes in found.values() for o in outcomes]
+    say(f"{len(specs)} task(s), {len(specs) * len(targets) * len(seed_list)} worlds, {len(everything)} plays "
+        f"in {time.perf_counter() - started:.0f} s; largest length deviation {100 * _deviation(everything):.1f}%")
+    bad = [(name, o) for name, outcomes in found.items() for o in outcomes if not o.ok]
+    for name, o in bad:
+        why = f" ({o.over_limits})" if o.over_limits else ""
+        complain(f"violation: {name}: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}{why}")
+    if bad:
+        raise typer.Exit(1)
+
+
+def _deviation(outcomes: list[Outcome]) -> float:
+    return max((abs(o.measured - o.length) / o.length for o in outcomes), default=0.0)
+
+
+def _validation_table(task: str, outcomes: list[Outcome], targets: list[int]) -> Table:
+    from loca.validate import BUDGET, INITIAL, VALIDATOR
+
     table = _table("agent", "must", *[label(t) for t in targets], title=f"{task}: checker validation")
     for agent in dict.fromkeys(o.agent for o in outcomes):
         mine = [o for o in outcomes if o.agent == agent]
@@ -291,15 +331,17 @@ def validate(
         must = "= ground truth" if agent == VALIDATOR else f"<= {BUDGET} tokens" if agent == INITIAL else \
             "pass within limits" if mine[0].expected is None else f"fail {mine[0].expected}"
         table.add_row(agent, must, *cells)
-    _consoles()[0].print(table)
-    worst = max((abs(o.measured - o.length) / o.length for o in outcomes), default=0.0)
-    say(f"{len(outcomes)} plays; largest length deviation from target {100 * worst:.1f}%")
-    bad = [o for o in outcomes if not o.ok]
-    for o in bad:
-        why = f" ({o.over_limits})" if o.over_limits else ""
-        complain(f"violation: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}{why}")
-    if bad:
-        raise typer.Exit(1)
+    return table
+
+
+def _validation_summary(found: dict[str, list[Outcome]]) -> Table:
+    table = _table("task", "worlds", "plays", "as expected", "largest deviation", title="checker validation")
+    for name, outcomes in found.items():
+        good = sum(o.ok for o in outcomes)
+        cell = f"[green]{good}[/]" if good == len(outcomes) else f"[red]{good}[/]"
+        worlds = len({(o.length, o.seed) for o in outcomes})
+        table.add_row(name, str(worlds), str(len(outcomes)), cell, f"{100 * _deviation(outcomes):.1f}%")
+    return table
 
 
 @app.command()
@@ -384,7 +426,6 @@ def run(
     on every task at 8k..256k, seeds 0-4."""
     from pydantic import ValidationError
 
-    from envs.core.registry import tasks as all_tasks
     from loca.episode import run_episode
     from loca.runner import RunConfig, execute, plan
     from scaffolds.clients import RateLimits, Sampling, Timeouts
@@ -394,10 +435,7 @@ def run(
         raise typer.BadParameter(f"--executor is local or ray, not {executor!r}")
     if ray_address and executor != "ray":
         raise typer.BadParameter("--ray-address needs --executor ray")
-    names = list(all_tasks()) if tasks == "all" else \
-        list(dict.fromkeys(t.strip() for t in tasks.split(",") if t.strip()))
-    if not names:
-        raise typer.BadParameter("no tasks given: name them, or use all")
+    names = _task_names(tasks)
     for name in names:
         _check_agent(agent, _task(name))
     choice = _parsed(lambda s: choose(s, load_file(strategy_config) if strategy_config else None),

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,38 +165,34 @@ def _initial_outcome(length: int, seed: int, measured: int, size: int) -> Outcom
                    over_limits=over)
 
 
-async def validate(task: Task, lengths: list[int], seeds: list[int],
-                   progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    check_declarations(task)
+async def validate_world(task: Task, length: int, seed: int, tmp: Path) -> list[Outcome]:
+    """The rows of one (length, seed): the ground truth recomputed, the first request's size,
+    then every scripted agent on its own copy of the world (built under `tmp`)."""
     scripted = agents(task.name)
-    outcomes = []
-    with tempfile.TemporaryDirectory(prefix="loca-validate-") as tmp:
-        base = Path(tmp) / "base"
-        for length in lengths:
-            for seed in seeds:
-                world = await build_to_target(task, base, length, seed)
-                assert world.meta.env_description_tokens is not None
-                same = await recomputes_truth(task, _fresh_copy(base, Path(tmp) / "play"))
-                outcome = Outcome(VALIDATOR, length, seed, world.meta.env_description_tokens,
-                                  () if same else ("ground_truth",), None)
-                outcomes.append(outcome)
-                first = initial_request_tokens(task, world)
-                initial = _initial_outcome(length, seed, world.meta.env_description_tokens, first)
-                outcomes.append(initial)
-                if progress:
-                    progress(outcome)
-                    progress(initial)
-                for agent in scripted.names():
-                    verdict, effort = await _play(task, _fresh_copy(base, Path(tmp) / "play"), agent)
-                    room = BUDGET - first if first <= BUDGET else None
-                    over = effort.over(LIMITS, room) if scripted.must_fail(agent) is None else None
-                    outcome = Outcome(agent, length, seed, world.meta.env_description_tokens,
-                                      (*verdict.failed_names(), *([OVER_LIMITS] if over else [])),
-                                      scripted.must_fail(agent), verdict.errored, over)
-                    outcomes.append(outcome)
-                    if progress:
-                        progress(outcome)
+    base = tmp / "base"
+    world = await build_to_target(task, base, length, seed)
+    measured = world.meta.env_description_tokens
+    assert measured is not None
+    same = await recomputes_truth(task, _fresh_copy(base, tmp / "play"))
+    first = initial_request_tokens(task, world)
+    outcomes = [Outcome(VALIDATOR, length, seed, measured, () if same else ("ground_truth",), None),
+                _initial_outcome(length, seed, measured, first)]
+    room = BUDGET - first if first <= BUDGET else None
+    for agent in scripted.names():
+        verdict, effort = await _play(task, _fresh_copy(base, tmp / "play"), agent)
+        over = effort.over(LIMITS, room) if scripted.must_fail(agent) is None else None
+        outcomes.append(Outcome(agent, length, seed, measured,
+                                (*verdict.failed_names(), *([OVER_LIMITS] if over else [])),
+                                scripted.must_fail(agent), verdict.errored, over))
     return outcomes
+
+
+def _world_rows(task_name: str, length: int, seed: int) -> list[Outcome]:
+    """One world's rows in a fresh temporary folder (the unit a worker process runs)."""
+    from envs.core.registry import get_task
+
+    with tempfile.TemporaryDirectory(prefix="loca-validate-") as tmp:
+        return asyncio.run(validate_world(get_task(task_name), length, seed, Path(tmp)))
 
 
 def _fresh_copy(base: Path, copy: Path) -> World:
@@ -204,6 +202,33 @@ def _fresh_copy(base: Path, copy: Path) -> World:
     return World.load(copy)
 
 
-def run_validation(task: Task, lengths: list[int], seeds: list[int],
-                   progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    return asyncio.run(validate(task, lengths, seeds, progress))
+def run_validation(tasks: list[Task], lengths: list[int], seeds: list[int], processes: int = 1,
+                   progress: Callable[[Outcome], None] | None = None) -> dict[str, list[Outcome]]:
+    """Every task's rows over `lengths` x `seeds`, by task, in plan order; worlds run in
+    `processes` worker processes (1: in this one). The declarations of every task are checked
+    before any world is built."""
+    for task in tasks:
+        check_declarations(task)
+    plan = [(task.name, length, seed) for task in tasks for length in lengths for seed in seeds]
+    found: dict[tuple[str, int, int], list[Outcome]] = {}
+    if processes <= 1:
+        results: Iterator[tuple[tuple[str, int, int], list[Outcome]]] = (
+            (unit, _world_rows(*unit)) for unit in plan)
+    else:
+        results = _in_processes(plan, processes)
+    for unit, rows in results:
+        found[unit] = rows
+        for row in rows:
+            if progress:
+                progress(row)
+    return {task.name: [row for unit in plan if unit[0] == task.name for row in found[unit]] for task in tasks}
+
+
+def _in_processes(plan: list[tuple[str, int, int]],
+                  processes: int) -> Iterator[tuple[tuple[str, int, int], list[Outcome]]]:
+    # Spawned, not forked: the caller may hold threads (a test process, a server) whose locks a
+    # fork would copy held.
+    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_world_rows, *unit): unit for unit in plan}
+        for future in as_completed(futures):
+            yield futures[future], future.result()

@@ -74,6 +74,19 @@ def test_validate_prints_the_matrix_and_exits_zero(any_task: Task) -> None:
         assert name in result.output
 
 
+def test_validate_several_tasks_in_worker_processes() -> None:
+    """Tasks joined by commas run in spawned workers: each task's matrix, then one summary."""
+    two = sorted(tasks())[:2]
+    result = runner.invoke(app, ["validate", ",".join(two), "--lengths", "8k", "--seeds", "1",
+                                 "--processes", "2"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    for name in two:
+        assert f"{name}: checker validation" in result.output
+    assert "2 task(s), 2 worlds" in result.output
+    summary = result.output[result.output.rindex("checker validation"):]
+    assert all(name in summary for name in two)
+
+
 def test_serve_refuses_remote_bind_without_flag(tmp_path) -> None:
     result = runner.invoke(app, ["serve", "--world", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"])
     assert result.exit_code != 0

@@ -17,7 +17,7 @@ from scaffolds.config import Limits
 def test_an_oracle_over_the_loop_limits_is_a_violation(any_task: Task, limits: Limits, says: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(validate, "LIMITS", limits)
-    outcomes = run_validation(any_task, [8000], [0])
+    outcomes = run_validation([any_task], [8000], [0])[any_task.name]
     oracle = next(o for o in outcomes if o.agent == "oracle")
     assert not oracle.ok and validate.OVER_LIMITS in oracle.failed
     assert oracle.over_limits is not None and says in oracle.over_limits
@@ -25,16 +25,16 @@ def test_an_oracle_over_the_loop_limits_is_a_violation(any_task: Task, limits: L
 
 
 def test_within_the_default_limits_the_oracle_is_not_flagged(any_task: Task) -> None:
-    oracle = next(o for o in run_validation(any_task, [8000], [0]) if o.agent == "oracle")
+    oracle = next(o for o in run_validation([any_task], [8000], [0])[any_task.name] if o.agent == "oracle")
     assert oracle.ok and oracle.over_limits is None
 
 
 def test_a_first_request_over_the_default_budget_is_a_violation(any_task: Task,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    fits = next(o for o in run_validation(any_task, [8000], [0]) if o.agent == validate.INITIAL)
+    fits = next(o for o in run_validation([any_task], [8000], [0])[any_task.name] if o.agent == validate.INITIAL)
     assert fits.ok and fits.over_limits is None
     monkeypatch.setattr(validate, "BUDGET", 1000)
-    outcomes = run_validation(any_task, [8000], [0])
+    outcomes = run_validation([any_task], [8000], [0])[any_task.name]
     first = next(o for o in outcomes if o.agent == validate.INITIAL)
     assert not first.ok and first.failed == (validate.INITIAL,)
     assert first.over_limits is not None and "over the default input budget of 1000" in first.over_limits

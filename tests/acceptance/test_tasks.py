@@ -128,7 +128,7 @@ def test_checker_validated_at_every_tier_and_seed(task: Task) -> None:
     ground truth recomputed through read-only tools; the oracle passes within the agent loop's
     limits; the no-op agent and every mutant fail the check they target; no check ever errors."""
     targets = [parse_length(t) for t in TIERS]
-    outcomes = run_validation(task, targets, list(range(5)))
+    outcomes = run_validation([task], targets, list(range(5)), processes=2)[task.name]
     bad = [o for o in outcomes if not o.ok]
     assert not bad, bad[:5]
     assert not [o for o in outcomes if o.errored]

@@ -5,9 +5,10 @@ Storage buckets and objects, log entries and Compute instances."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlmodel import Session
@@ -66,16 +67,19 @@ def bigquery(session: Session, project: str, spec: Sequence[DatasetDef], created
                                    _stored_rows(table.rows, kinds))
 
 
-_NATIVE = (str, int, float, type(None))
+_NATIVE = frozenset({str, int, float, type(None)})
 
 
-def _stored_rows(rows: Sequence[Sequence[Any]], kinds: list[LogicalType]) -> Iterator[Sequence[Any]]:
-    """Rows as the physical table keeps them; only values SQLite cannot take are converted."""
-    for row in rows:
-        if all(type(v) in _NATIVE for v in row):
-            yield row
-        else:
-            yield [v if type(v) in _NATIVE else bq_types.stored(v, k) for v, k in zip(row, kinds)]
+def _stored_rows(rows: Sequence[Sequence[Any]], kinds: list[LogicalType]) -> Sequence[Sequence[Any]]:
+    """Rows as the physical table keeps them; only the columns holding values SQLite cannot
+    take are converted (types are checked a column at a time, in C)."""
+    if set(map(len, rows)) != {len(kinds)}:
+        raise ValueError(f"every row needs {len(kinds)} values")
+    foreign = [i for i in range(len(kinds)) if not set(map(type, map(itemgetter(i), rows))) <= _NATIVE]
+    if not foreign:
+        return rows
+    return [[bq_types.stored(v, kinds[i]) if i in foreign and type(v) not in _NATIVE else v
+             for i, v in enumerate(row)] for row in rows]
 
 
 def buckets(session: Session, spec: Mapping[str, Mapping[str, bytes]], created: datetime,

@@ -15,7 +15,6 @@ from reportlab.lib.pagesizes import A4, LETTER
 from reportlab.lib.utils import simpleSplit
 from reportlab.pdfgen.canvas import Canvas
 
-from loca.core.world import write_bytes_atomic
 from mock_servers.pdf_tools.documents import pdf_date
 
 PAGE_SIZES = {"letter": LETTER, "a4": A4}
@@ -74,8 +73,10 @@ def pdf_bytes(pages: Sequence[Sequence[str]], *, title: str, author: str, moment
 
 def write_pdf(path: Path, pages: Sequence[Sequence[str]], *, title: str, author: str,
               moment: datetime, subject: str = "", page_size: str = "letter") -> Path:
-    """`pdf_bytes` written atomically to `path` (its folder is created)."""
+    """`pdf_bytes` written to `path` (its folder is created) of a world being built: plainly,
+    not synced file by file (nothing serves a world before it is finished, and an unfinished
+    one is built again)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(path, pdf_bytes(pages, title=title, author=author, moment=moment,
-                                       subject=subject, page_size=page_size))
+    path.write_bytes(pdf_bytes(pages, title=title, author=author, moment=moment, subject=subject,
+                               page_size=page_size))
     return path

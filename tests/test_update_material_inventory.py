@@ -80,14 +80,25 @@ def test_deduction_and_producible_quantities_as_the_instruction_defines_them() -
     assert math.floor(5.85 / 0.45) == 12
 
 
-def test_the_float_trap_and_the_shared_limit_hold_in_the_truth(blank: World) -> None:
-    plan = draw(2, 13, 3)
-    stock = plan.stock()
+@pytest.mark.parametrize("seed", range(5))
+def test_a_shared_material_limits_a_product_at_an_exact_quotient_that_floats_miss(seed: int) -> None:
+    plan = draw(seed, 12, 3)
+    users = Counter(m for lines in plan.bom.values() for m, _ in lines)
+    trapped = []
     for sku, lines in plan.bom.items():
         quotients = {m: plan.after[m] / q for m, q in lines}
-        assert stock[sku] == math.floor(min(quotients.values()))
-    assert [e["stock_quantity"] for e in blank.read_truth()["answer"][STOCK]] == [
-        v for _, v in sorted(draw(2, 13, 3).stock().items())]
+        limit = min(quotients.values())
+        assert plan.stock()[sku] == math.floor(limit)
+        trapped += [m for m, q in lines if quotients[m] == limit == int(limit) and users[m] > 1
+                    and math.floor(float(plan.after[m]) / float(q)) < limit]
+    assert trapped
+
+
+def test_the_truth_holds_the_plan_s_quantities_by_sku(blank: World) -> None:
+    stock = draw(2, 13, 3).stock()
+    assert blank.read_truth()["answer"][STOCK] == [
+        {"id": e["id"], "sku": sku, "stock_quantity": stock[sku]}
+        for e, sku in zip(blank.read_truth()["answer"][STOCK], sorted(stock), strict=True)]
 
 
 # ---------------------------------------------------------------- the checker

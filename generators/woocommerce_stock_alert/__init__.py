@@ -127,9 +127,8 @@ def _workspace(world: World, plan: Plan, password: str) -> None:
                       credentials_text("WooCommerce store admin mailbox", plan.admin[1], password, plan.domain))
 
 
-def generate(root: Path, params: dict[str, object], seed: int, target_tokens: int | None = None) -> World:
-    """Build the world directory for (params, seed). Pure in its inputs: same inputs, same
-    content hash."""
+def plan_of(params: dict[str, object], seed: int) -> Plan:
+    """The plan of the world of (params, seed); it holds every guarantee of the task or raises."""
     p = resolve_params(params)
     rngs = WorldRng(TASK.name, seed)
     streams = {name: rngs.stream(name) for name in STREAMS}
@@ -138,7 +137,15 @@ def generate(root: Path, params: dict[str, object], seed: int, target_tokens: in
     broken = problems(plan)
     if broken:
         raise RuntimeError(f"{TASK.name} seed {seed} {p}: the plan breaks its guarantees: {broken}")
-    secrets = rngs.stream("secrets")
+    return plan
+
+
+def generate(root: Path, params: dict[str, object], seed: int, target_tokens: int | None = None) -> World:
+    """Build the world directory for (params, seed). Pure in its inputs: same inputs, same
+    content hash."""
+    p = resolve_params(params)
+    plan = plan_of(p, seed)
+    secrets = WorldRng(TASK.name, seed).stream("secrets")
     password, salt = _secret(secrets), _secret(secrets)
     meta = WorldMeta(task=TASK.name, seed=seed, params=p, now=iso_z(NOW), tz="UTC", target_tokens=target_tokens,
                      generator_version=VERSION, accounts={"email": {"address": plan.admin[1]}})

@@ -287,9 +287,10 @@ def sheet_rows(rng: random.Random, products: list[Product], contacts: dict[int, 
         list[dict[str, Any]], list[str], str]:
     """The Stock Alert tab at the start: a stale row per restocked product (the low stock it
     had), one row of a low product that is still right, in random order."""
-    stale = [p for p in products if p.kind == RESTOCKED]
+    by_sku = sorted(products, key=lambda p: p.sku)  # not by id: the ids follow the whole catalogue
+    stale = [p for p in by_sku if p.kind == RESTOCKED]
     rows = [_row(p, contacts, rng.randint(0, int(p.meta[THRESHOLD]) - 1)) for p in stale]
-    kept = rng.choice([p for p in products if p.kind == LOW])
+    kept = rng.choice([p for p in by_sku if p.kind == LOW])
     rows.append(_row(kept, contacts))
     rng.shuffle(rows)
     assert all(list(r) == list(ALERT_HEADERS) for r in rows)

@@ -144,7 +144,7 @@ def generate(root: Path, params: dict[str, object], seed: int, target_tokens: in
     """Build the world directory for (params, seed). Pure in its inputs: same inputs, same
     content hash."""
     p = resolve_params(params)
-    plan = plan_of(p, seed)
+    plan = plan_of(params, seed)
     secrets = WorldRng(TASK.name, seed).stream("secrets")
     password, salt = _secret(secrets), _secret(secrets)
     meta = WorldMeta(task=TASK.name, seed=seed, params=p, now=iso_z(NOW), tz="UTC", target_tokens=target_tokens,

@@ -1,0 +1,331 @@
+"""woocommerce_stock_alert: every world holds the task's edge cases at every size; "low on stock"
+means what the instruction says; the checker accepts every correct reading of the instruction
+and rejects wrong answers, each by the check aimed at it. (Oracle, mutants and lengths at every
+tier: the generic acceptance suite.)"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envs.core.registry import get_task
+from envs.woocommerce_stock_alert import (
+    ALERT_HEADERS,
+    ALERT_TAB,
+    DEFAULT_PAGE,
+    LINK,
+    MAIL,
+    ROWS,
+    SPREADSHEET,
+    SUPPLIERS_TAB,
+    TEMPLATE_FILE,
+    StockItem,
+    alert_rows,
+    is_low,
+)
+from generators.woocommerce_stock_alert import plan_of
+from generators.woocommerce_stock_alert.plan import (
+    AT_THRESHOLD,
+    LOW,
+    NO_THRESHOLD,
+    RESTOCKED,
+    UNMANAGED,
+    problems,
+)
+from loca.core.credentials import parse_credentials
+from loca.core.world import World
+from loca.validate import play_script
+from mock_servers.gateway import Gateway
+from scaffolds.oracles.woocommerce_stock_alert import fill
+from tests.harness import task_call, world_copy
+
+TASK = get_task("woocommerce_stock_alert")
+
+
+@pytest.mark.parametrize("num_low", [3, 4, 7, 30, 120, 260])
+@pytest.mark.parametrize("seed", range(3))
+def test_every_world_holds_its_edge_cases(num_low: int, seed: int) -> None:
+    plan = plan_of({"num_low": num_low}, seed)
+    assert problems(plan) == []
+    kinds = [p.kind for p in plan.products]
+    assert kinds.count(LOW) == num_low == len(plan.expected_rows())
+    assert {AT_THRESHOLD, UNMANAGED, NO_THRESHOLD} <= set(kinds)
+    assert 1 <= kinds.count(RESTOCKED) == len(plan.stale) <= 3
+    assert len(plan.sheet_rows) == len(plan.stale) + 1
+    stale = {r["SKU"]: r for r in plan.sheet_rows if r["SKU"] in plan.stale}
+    products = {p.sku: p for p in plan.products}
+    assert all(r["Current Stock"] < r["Safety Threshold"] <= (products[sku].stock or 0) for sku, r in stale.items())
+    assert [r for r in plan.sheet_rows if r["SKU"] == plan.kept] == [
+        r for r in plan.expected_rows() if r["SKU"] == plan.kept], "the pre-filled row is still right"
+    assert len(plan.products) > DEFAULT_PAGE
+
+
+def test_the_fine_count_moves_no_edge_case() -> None:
+    few, many = plan_of({"num_low": 9, "num_normal": 5}, 2), plan_of({"num_low": 9, "num_normal": 60}, 2)
+    assert few.suppliers == many.suppliers and few.stale == many.stale and few.kept == many.kept
+
+    def edges(plan: Any) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+        return sorted((p.kind, p.sku, p.stock, p.meta) for p in plan.products if p.kind != "normal")
+
+    assert edges(few) == edges(many)
+    assert len(many.products) - len(few.products) == 55
+
+
+def test_worlds_follow_the_seed() -> None:
+    assert plan_of({"num_low": 12}, 5).expected_rows() == plan_of({"num_low": 12}, 5).expected_rows()
+    assert plan_of({"num_low": 12}, 5).expected_rows() != plan_of({"num_low": 12}, 6).expected_rows()
+
+
+def _item(stock: int | None, meta: dict[str, Any], manage_stock: bool = True) -> StockItem:
+    return StockItem(1, "Lamp", "ELC-10000", manage_stock, stock, meta)
+
+
+def test_low_on_stock_as_the_instruction_defines_it() -> None:
+    assert not is_low(_item(10, {"stock_threshold": 10}))  # at the threshold
+    assert is_low(_item(10, {"stock_threshold": 10}), or_equal=True)
+    assert is_low(_item(9, {"stock_threshold": 10})) and is_low(_item(0, {"stock_threshold": 1}))
+    assert is_low(_item(3, {"stock_threshold": "10"}))  # a threshold stored as text
+    assert not is_low(_item(None, {"stock_threshold": 10}, manage_stock=False))
+    assert not is_low(_item(0, {}))  # no threshold
+    rows = alert_rows([StockItem(2, "B", "KIT-20000", True, 1, {"stock_threshold": 5, "supplier_name": "X",
+                                                                    "supplier_id": 1001}),
+                       StockItem(1, "A", "ELC-30000", True, 0, {"stock_threshold": 5, "supplier_name": "X",
+                                                                    "supplier_id": 1002})],
+                      {1001: "a@x.com", 1002: "b@x.com"})
+    assert [r["SKU"] for r in rows] == ["ELC-30000", "KIT-20000"] and rows[0]["Supplier Contact"] == "b@x.com"
+
+
+# ---------------------------------------------------------------- the checker
+
+@pytest.fixture(scope="module")
+def blank(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return TASK.generate(tmp_path_factory.mktemp("blank") / "w", {"num_low": 5}, 1)
+
+
+@pytest.fixture
+def world(blank: World, tmp_path: Path) -> World:
+    return world_copy(blank, tmp_path / "w")
+
+
+class Session:
+    """Several calls through one gateway (the mailbox stays logged in)."""
+
+    def __init__(self, world: World) -> None:
+        self.gateway = Gateway(world, TASK.spec.servers)
+
+    def __call__(self, tool: str, **args: Any) -> Any:
+        import json
+
+        outcome = asyncio.run(self.gateway.call(tool, args))
+        assert not outcome.is_error, outcome.text
+        try:
+            return json.loads(outcome.text)
+        except json.JSONDecodeError:
+            return outcome.text
+
+
+@pytest.fixture
+def session(world: World) -> Iterator[Session]:
+    opened = Session(world)
+    text = opened("filesystem_read_text_file", path="admin_credentials.txt")
+    address, password = parse_credentials(text)
+    opened("email_login", email=address, password=password)
+    yield opened
+    opened.gateway.close()
+
+
+def _answer(world: World) -> dict[str, Any]:
+    answer: dict[str, Any] = world.read_truth()["answer"]
+    return answer
+
+
+def _write_rows(session: Session, world: World, rows: list[list[Any]], header: list[Any] | None = None) -> None:
+    book = _answer(world)[SPREADSHEET]
+    session("google_sheet_clear_range", spreadsheet_id=book, sheet=ALERT_TAB, range="A2:H")
+    if rows:
+        session("google_sheet_update_cells", spreadsheet_id=book, sheet=ALERT_TAB, range=f"A2:H{len(rows) + 1}",
+                data=rows)
+    if header is not None:
+        session("google_sheet_update_cells", spreadsheet_id=book, sheet=ALERT_TAB, range="A1:H1", data=[header])
+
+
+def _cells(world: World) -> list[list[Any]]:
+    return [[row[h] for h in ALERT_HEADERS] for row in _answer(world)[ROWS]]
+
+
+def _body(entry: dict[str, Any], world: World) -> str:
+    name = next(r["Product Name"] for r in _answer(world)[ROWS] if r["SKU"] == entry["sku"])
+    return (f"Hello,\n\n{name} "
+            f"(SKU {entry['sku']}) is down to {entry['current_stock']} units; its safety threshold is "
+            f"{entry['threshold']}. Supplier: {entry['supplier_name']} <{entry['supplier_contact'].upper()}>.\n"
+            f"Sheet: {LINK.format(spreadsheet_id=_answer(world)[SPREADSHEET])}\n")
+
+
+def _send(session: Session, world: World, entries: list[dict[str, Any]] | None = None,
+          body: Any = None, **extra: Any) -> None:
+    for entry in _answer(world)[MAIL] if entries is None else entries:
+        session("email_send_email", to=entry["to"], subject=entry["subject"],
+                body=(body or _body)(entry, world), **extra)
+
+
+def _failed(world: World) -> list[str]:
+    return TASK.check(world).failed_names()
+
+
+def test_noop_fails_row_set(world: World) -> None:
+    assert "row_set" in asyncio.run(play_script(TASK, world, "noop")).failed_names()
+
+
+def test_oracle_passes_and_fills_every_placeholder(world: World) -> None:
+    assert asyncio.run(play_script(TASK, world, "oracle")).failed_names() == []
+    template = (world.workspace / TEMPLATE_FILE).read_text()
+    subject, body = fill(template, {k: "x" for k in ("product_name", "sku", "current_stock", "safety_threshold",
+                                                     "supplier_name", "supplier_contact", "sheet_link")})
+    assert "{" not in subject + body and subject == "[Stock Alert] x Stock Below Safety Threshold"
+
+
+def test_checker_accepts_other_correct_readings(session: Session, world: World) -> None:
+    cells = [[str(v) if isinstance(v, int) else f" {v} " for v in row] for row in _cells(world)]
+    cells = [[*row[:7], row[7].upper()] for row in cells]  # numbers as text, padded names, contact in capitals
+    _write_rows(session, world, [*cells, ["", "", "", "", "", "", "", ""]], header=list(ALERT_HEADERS))
+    _send(session, world)  # the values in other words, the contact in capitals, a plain link
+    (world.workspace / "alerts.py").write_text("# scratch\n")
+    assert _failed(world) == []
+
+
+def test_a_tab_with_many_more_rows_passes_once_cleared(session: Session, world: World) -> None:
+    book = _answer(world)[SPREADSHEET]
+    session("google_sheet_update_cells", spreadsheet_id=book, sheet=ALERT_TAB, range="A1200:B1200",
+            data=[["x", "y"]])  # grows the grid
+    _write_rows(session, world, _cells(world))
+    _send(session, world)
+    assert _failed(world) == []
+
+
+def _changed(rows: list[list[Any]], change: str, world: World) -> list[list[Any]]:
+    rows = [list(r) for r in rows]
+    if change == "missing":
+        del rows[0]
+    elif change == "duplicate":
+        rows.append(rows[0])
+    elif change == "stale":
+        stale = world.read_truth()["stale"][0]
+        rows.append([9999, "Old row", stale, 1, 5, "X", 1001, "x@example.com"])
+    elif change == "stock":
+        rows[0][3] += 1
+    elif change == "contact":
+        rows[0][7] = "someone@example.com"
+    elif change == "supplier_id":
+        rows[1][6] += 1
+    elif change == "order":
+        rows[0], rows[1] = rows[1], rows[0]
+    return rows
+
+
+@pytest.mark.parametrize(("change", "check"), [("missing", "row_set"), ("duplicate", "row_set"), ("stale", "row_set"),
+                                               ("stock", "row_values"), ("contact", "row_values"),
+                                               ("supplier_id", "row_values"), ("order", "order")])
+def test_checker_rejects_a_wrong_tab(session: Session, world: World, change: str, check: str) -> None:
+    _write_rows(session, world, _changed(_cells(world), change, world))
+    _send(session, world)
+    failed = _failed(world)
+    assert check in failed and "no_side_effects" not in failed and "sent_set" not in failed
+
+
+def test_a_renamed_header_fails_header(session: Session, world: World) -> None:
+    _write_rows(session, world, _cells(world), header=[*ALERT_HEADERS[:3], "Stock", *ALERT_HEADERS[4:]])
+    _send(session, world)
+    assert _failed(world) == ["header"]
+
+
+def test_mail_to_anyone_else_or_not_one_per_product_fails_sent_set(session: Session, world: World) -> None:
+    _write_rows(session, world, _cells(world))
+    entries = _answer(world)[MAIL]
+    _send(session, world, entries[1:])
+    assert _failed(world) == ["sent_set"]  # one product without its alert
+    _send(session, world, entries[:1])
+    assert _failed(world) == []
+    _send(session, world, entries[:1])
+    assert _failed(world) == ["sent_set"]  # two alerts for one product
+
+
+def test_a_copy_to_someone_fails_sent_set(session: Session, world: World) -> None:
+    _write_rows(session, world, _cells(world))
+    _send(session, world, cc="admin@example.com")
+    assert "sent_set" in _failed(world)
+
+
+@pytest.mark.parametrize("wrong", ["subject", "placeholder", "no_link", "contact", "threshold"])
+def test_checker_rejects_a_wrong_alert(session: Session, world: World, wrong: str) -> None:
+    _write_rows(session, world, _cells(world))
+    entries = _answer(world)[MAIL]
+
+    def body(entry: dict[str, Any], w: World) -> str:
+        text = _body(entry, w)
+        if entry is not entries[0]:
+            return text
+        if wrong == "placeholder":
+            return text + "Regards, {sender_name}"
+        if wrong == "no_link":
+            return text.replace(_answer(w)[SPREADSHEET], "")
+        if wrong == "contact":
+            return text.replace(entry["supplier_contact"].upper(), "SALES@ELSEWHERE.COM")
+        if wrong == "threshold":
+            return text.replace(f"threshold is {entry['threshold']}", "threshold is unknown")
+        return text
+
+    first = {**entries[0], "subject": entries[0]["subject"].replace("[Stock Alert] ", "")} if wrong == "subject" \
+        else entries[0]
+    _send(session, world, [first, *entries[1:]], body=body)
+    assert _failed(world) == ["email_content"]
+
+
+def test_a_changed_product_or_supplier_cell_fails_no_side_effects(session: Session, world: World) -> None:
+    _write_rows(session, world, _cells(world))
+    _send(session, world)
+    assert _failed(world) == []
+    book = _answer(world)[SPREADSHEET]
+    session("google_sheet_update_cells", spreadsheet_id=book, sheet=SUPPLIERS_TAB, range="B2", data=[["Renamed"]])
+    assert _failed(world) == ["no_side_effects"]
+
+
+def test_a_product_update_fails_no_side_effects(session: Session, world: World) -> None:
+    _write_rows(session, world, _cells(world))
+    _send(session, world)
+    product = _answer(world)[ROWS][0]["Product ID"]
+    session("woocommerce_woo_products_update", productId=product, productData={"stock_quantity": 500})
+    assert _failed(world) == ["no_side_effects"]
+
+
+@pytest.mark.parametrize("extra", ["tab", "spreadsheet"])
+def test_a_new_tab_or_spreadsheet_fails_no_side_effects(session: Session, world: World, extra: str) -> None:
+    _write_rows(session, world, _cells(world))
+    _send(session, world)
+    if extra == "tab":
+        session("google_sheet_create_sheet", spreadsheet_id=_answer(world)[SPREADSHEET], title="Notes")
+    else:
+        session("google_sheet_create_spreadsheet", title="Stock Alert scratch")
+    assert _failed(world) == ["no_side_effects"]
+
+
+def test_the_first_page_of_the_default_listing_misses_a_low_product(blank: World) -> None:
+    page = task_call(blank, TASK, "woocommerce_woo_products_list")
+    assert page["totalPages"] > 1 and len(page["items"]) == DEFAULT_PAGE
+    first = {p["sku"] for p in page["items"]}
+    assert {r["SKU"] for r in _answer(blank)[ROWS]} - first
+
+
+def test_expected_rows_hold_the_edge_cases(blank: World) -> None:
+    rows = _answer(blank)[ROWS]
+    assert [r["SKU"] for r in rows] == sorted(r["SKU"] for r in rows)
+    assert any(r["Current Stock"] == 0 for r in rows)
+    assert any(r["Current Stock"] == r["Safety Threshold"] - 1 for r in rows)
+    by_name: dict[str, set[str]] = {}
+    for r in rows:
+        by_name.setdefault(r["Supplier Name"], set()).add(r["Supplier Contact"])
+    assert any(len(contacts) == 2 for contacts in by_name.values()), "twin suppliers both supply a low product"
+    assert [r["Product ID"] for r in rows] != sorted(r["Product ID"] for r in rows)

@@ -54,19 +54,19 @@ TOOLS: dict[str, tuple[str, ...]] = {
 
 INSTRUCTION = """\
 Now is {now}. A new customer is a WooCommerce customer who has exactly one order with status \
-`completed` in total, and whose completed order's `date_completed` is within the last 7 days \
-(after {start}); orders with any other status do not count. The store's dates are in UTC. For each \
-new customer: (1) insert one row into the BigQuery table `{dataset}.{table}` with id = the next unused \
-integer (continuing from the table's largest id), woocommerce_id = their WooCommerce customer id, email, first_name, last_name and phone \
-(their billing phone) copied from WooCommerce, first_order_date = the completion date of that order \
-(YYYY-MM-DD), welcome_email_sent = true, and welcome_email_date = sync_date = today ({today}); (2) send \
-them one welcome e-mail, addressed to them alone, from the admin mailbox (credentials in \
-`{credentials}`), following `{template}`: use its subject line as the subject and the rest as the \
-body, replace `{store}` with `{store_name}` in both, `{name}` with the customer's first name, \
-`{order_id}` with the order's ID, `{amount}` with the order's total as `$` and 2 decimals (e.g. \
-`$84.50`) and `{order_date}` with the order's `date_created` as YYYY-MM-DD, and leave no placeholder in \
-brackets. Do not modify or delete existing CRM rows and do not e-mail anyone else. Change nothing \
-else."""
+`completed` in total, and whose completed order's `date_completed` is within the last 7 days (after \
+{start}); orders with any other status do not count. The store's dates are in UTC. For each new \
+customer: (1) insert one row into the BigQuery table `{dataset}.{table}` with id = the next unused \
+integer (continuing from the table's largest id), woocommerce_id = their WooCommerce customer id, \
+email, first_name, last_name and phone (their billing phone) copied from WooCommerce, \
+first_order_date = the completion date of that order (YYYY-MM-DD), welcome_email_sent = true, and \
+welcome_email_date = sync_date = today ({today}); (2) send them one welcome e-mail, addressed to \
+them alone, from the admin mailbox (credentials in `{credentials}`), following `{template}`: use its \
+subject line as the subject and the rest as the body, replace `{store}` with `{store_name}` in both, \
+`{name}` with the customer's first name, `{order_id}` with the order's ID, `{amount}` with the \
+order's total as `$` and 2 decimals (e.g. `$84.50`) and `{order_date}` with the order's \
+`date_created` as YYYY-MM-DD, and leave no placeholder in brackets. Do not modify or delete existing \
+CRM rows and do not e-mail anyone else. Change nothing else."""
 
 
 def store_name(world: World) -> str:

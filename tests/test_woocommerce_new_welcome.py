@@ -30,7 +30,7 @@ from envs.woocommerce_new_welcome import (
     TRAP_PAGE,
     WINDOW,
 )
-from generators.woocommerce_new_welcome.plan import NEW, ONCE, Plan, counts, default_idle, edge_cases, plan_world
+from generators.woocommerce_new_welcome.plan import ONCE, Plan, counts, default_idle, edge_cases, plan_world
 from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World
@@ -156,7 +156,8 @@ def _sql(value: Any) -> str:
 def _insert(world: World, rows: list[Row]) -> None:
     columns = list(rows[0])
     values = ", ".join("(" + ", ".join(_sql(r[c]) for c in columns) + ")" for r in rows)
-    _call(world, "google_cloud_bigquery_run_query", query=f"INSERT INTO {CRM_TABLE} ({', '.join(columns)}) VALUES {values}")
+    _call(world, "google_cloud_bigquery_run_query",
+          query=f"INSERT INTO {CRM_TABLE} ({', '.join(columns)}) VALUES {values}")
 
 
 def _rows(world: World, edit: Callable[[Row], Row] = dict, first: int | None = None) -> list[Row]:

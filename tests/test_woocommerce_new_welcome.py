@@ -30,7 +30,8 @@ from envs.woocommerce_new_welcome import (
     TRAP_PAGE,
     WINDOW,
 )
-from generators.woocommerce_new_welcome.plan import ONCE, Plan, counts, default_idle, edge_cases, plan_world
+from generators.woocommerce_new_welcome.model import ONCE, Plan, counts, default_idle
+from generators.woocommerce_new_welcome.plan import edge_cases, plan_world
 from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World

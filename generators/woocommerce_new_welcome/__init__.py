@@ -38,7 +38,8 @@ from envs.woocommerce_new_welcome import (
     TEMPLATE_FILE,
 )
 from generators.common import create_world, finish_world, templates
-from generators.woocommerce_new_welcome.plan import PRODUCTS, SUBJECTS, Plan, default_idle, plan_world
+from generators.woocommerce_new_welcome.model import PRODUCTS, Plan, default_idle
+from generators.woocommerce_new_welcome.plan import SUBJECTS, plan_world
 from loca.core.clock import iso_z
 from loca.core.credentials import credentials_text
 from loca.core.rng import WorldRng

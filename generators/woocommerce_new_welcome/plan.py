@@ -12,266 +12,42 @@ window who is not; a new customer's order beyond the first page of the default o
 and a new customer beyond the first page of the default customer listing. Orders and customers
 are numbered in time order, as a store numbers them."""
 
+
 from __future__ import annotations
 
-import math
 import random
-from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
-from decimal import Decimal
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 from faker import Faker
 
-from envs.woocommerce_new_welcome import COMPLETED, NOW, TRAP_PAGE, WINDOW
+from envs.woocommerce_new_welcome import COMPLETED, NOW, TRAP_PAGE
 from generators.common import PersonNames, seeded_faker
+from generators.woocommerce_new_welcome.model import (
+    CANCELLED,
+    DAY,
+    HOUR,
+    IDLE,
+    NEW,
+    ONCE,
+    REPEAT,
+    START,
+    CrmRow,
+    Customer,
+    Order,
+    Plan,
+    counts,
+    lead,
+    listing_order,
+    name_order,
+)
+from generators.woocommerce_new_welcome.orders import draft_orders
 from loca.core.rng import WorldRng
 
-START = NOW - WINDOW
-NEW, ONCE, REPEAT, CANCELLED, IDLE = "new", "once", "repeat", "cancelled", "idle"
-HOUR, DAY = timedelta(hours=1), timedelta(days=1)
-PRODUCTS = (("Ceramic Pour-Over Set", "KIT-POUR", "38.00"), ("Stoneware Mug", "MUG-STONE", "14.50"),
-            ("Linen Apron", "APR-LIN", "29.00"), ("Cast Iron Skillet 10in", "PAN-CI10", "44.95"),
-            ("Bamboo Cutting Board", "BRD-BAM", "22.00"), ("Chef Knife 8in", "KNF-CHEF8", "89.00"),
-            ("Glass Storage Jars (3)", "JAR-GL3", "24.75"), ("Cotton Tea Towels (4)", "TWL-CT4", "18.00"),
-            ("Olive Wood Spoon Set", "SPN-OLV", "27.50"), ("Enamel Dutch Oven", "POT-DUTCH", "129.00"),
-            ("French Press 1L", "PRS-FR1", "34.00"), ("Loose Leaf Tea Sampler", "TEA-SMP", "19.95"),
-            ("Hand-thrown Bowl", "BWL-HT", "32.00"), ("Copper Measuring Cups", "CUP-CPR", "36.50"),
-            ("Salt Cellar", "SLT-CEL", "16.00"), ("Knife Sharpener", "SHP-WET", "49.00"),
-            ("Silicone Baking Mat", "MAT-SIL", "12.99"), ("Herb Scissors", "SCS-HRB", "15.25"),
-            ("Espresso Cups (2)", "CUP-ESP2", "21.00"), ("Walnut Serving Tray", "TRY-WAL", "58.00"))
-SHIPPING = (Decimal("0.00"), Decimal("4.99"), Decimal("9.99"))
 EMAIL_DOMAINS = ("gmail.com", "yahoo.com", "outlook.com", "icloud.com", "hotmail.com", "proton.me", "aol.com")
 PHONE_FORMATS = ("({a}) {b}-{c}", "{a}-{b}-{c}", "{a}.{b}.{c}", "+1 {a} {b} {c}")
-EXTRA_STATUS = ((COMPLETED, 0.8), ("cancelled", 0.1), ("refunded", 0.1))  # a repeat customer's later orders
-RECENT_REPEAT_SHARE = 0.15  # repeat customers whose latest order was completed in the window
 IN_CRM_SHARE = 0.75  # once customers synced to the CRM
 WELCOMED_SHARE = 0.85  # CRM rows whose welcome e-mail was sent
-
-
-@dataclass(frozen=True)
-class Customer:
-    first: str
-    last: str
-    email: str
-    phone: str
-    street: str
-    city: str
-    state: str
-    postcode: str
-    kind: str
-    created: datetime
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.first} {self.last}"
-
-
-@dataclass(frozen=True)
-class Order:
-    customer: int  # index into Plan.customers (the WooCommerce id less one)
-    status: str
-    created: datetime
-    completed: datetime | None
-    items: tuple[tuple[str, int], ...]  # (SKU, quantity)
-    shipping: Decimal
-
-    @property
-    def total(self) -> Decimal:
-        prices = {sku: Decimal(price) for _, sku, price in PRODUCTS}
-        return sum((prices[sku] * qty for sku, qty in self.items), self.shipping)
-
-
-@dataclass(frozen=True)
-class CrmRow:
-    id: int
-    customer: int  # index into Plan.customers
-    first_order: date
-    welcomed: date | None  # welcome_email_date; None: never sent
-    synced: date
-
-
-@dataclass(frozen=True)
-class Plan:
-    store_name: str
-    domain: str
-    customers: tuple[Customer, ...]  # by WooCommerce id (index + 1)
-    orders: tuple[Order, ...]  # by order id (index + 1)
-    crm: tuple[CrmRow, ...]  # by id
-    subject: int  # which template subject
-
-    def completed_by_customer(self) -> dict[int, list[int]]:
-        """Customer index -> the indexes of their completed orders."""
-        out: dict[int, list[int]] = {}
-        for n, order in enumerate(self.orders):
-            if order.status == COMPLETED:
-                out.setdefault(order.customer, []).append(n)
-        return out
-
-    def new_customers(self) -> list[tuple[int, int]]:
-        """(customer index, order index) of every new customer, by customer: exactly one
-        completed order, completed after the window's start."""
-        return [(c, orders[0]) for c, orders in sorted(self.completed_by_customer().items())
-                if len(orders) == 1 and (done := self.orders[orders[0]].completed) is not None and done > START]
-
-
-@dataclass(frozen=True)
-class Counts:
-    new: int
-    out_of_window: int  # completed orders of once customers
-    incomplete: int  # orders placed in the window and not completed
-    repeat_orders: int  # the rest, all of repeat customers
-    idle: int
-
-    @property
-    def repeat_customers(self) -> int:
-        return max(2, self.repeat_orders // 3)
-
-
-def half_up(value: float) -> int:
-    return math.floor(value + 0.5)
-
-
-def counts(total_orders: int, idle: int) -> Counts:
-    new = max(5, half_up(total_orders / 6))
-    side = max(2, half_up(total_orders / 40))
-    rest = total_orders - new - 2 * side
-    if rest < 4:
-        raise ValueError(f"{total_orders} orders leave too few for two repeat customers")
-    return Counts(new, side, side, rest, idle)
-
-
-def default_idle(total_orders: int) -> int:
-    return half_up(total_orders / 20)
-
-
-
-def _between(rng: random.Random, start: datetime, end: datetime) -> datetime:
-    """An instant in [start, end], to the second."""
-    return start + timedelta(seconds=rng.randint(0, max(0, int((end - start).total_seconds()))))
-
-
-def _lead(rng: random.Random, shortest: timedelta, longest: timedelta) -> timedelta:
-    """A span from `shortest` to `longest`, to the second."""
-    return _between(rng, NOW, NOW + longest - shortest) - NOW + shortest
-
-
-class _Orders:
-    """Order drafts of one world, made with one stream; customers are indexes into the kind
-    blocks of `_people` until the plan numbers them."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.made: list[Order] = []
-
-    def add(self, customer: int, status: str, created: datetime, completed: datetime | None = None) -> None:
-        self.made.append(Order(customer, status, created, completed, _items(self.rng), self.rng.choice(SHIPPING)))
-
-    def completed(self, customer: int, completed: datetime, shortest: timedelta, longest: timedelta) -> None:
-        """A completed order, placed between `shortest` and `longest` before its completion."""
-        self.add(customer, COMPLETED, completed - _lead(self.rng, shortest, longest), completed)
-
-
-def _items(rng: random.Random) -> tuple[tuple[str, int], ...]:
-    skus = rng.sample([sku for _, sku, _ in PRODUCTS], rng.choices((1, 2, 3), (0.5, 0.35, 0.15))[0])
-    return tuple((sku, rng.choice((1, 1, 1, 2))) for sku in skus)
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """Where each kind's customers start in the list of customers before numbering."""
-
-    new: int
-    once: int
-    repeat: int
-    cancelled: int
-    idle: int
-    end: int
-
-
-# Incomplete orders placed in the window after the first two: (status, kind of customer), in turn;
-# a `cancelled` customer is a new one with only that order.
-INCOMPLETE_CYCLE = (("processing", ONCE), ("on-hold", NEW), ("cancelled", CANCELLED), ("processing", REPEAT),
-                    ("failed", NEW))
-
-
-def _blocks(c: Counts) -> Blocks:
-    cancelled = 1 + sum(INCOMPLETE_CYCLE[k % len(INCOMPLETE_CYCLE)][1] == CANCELLED for k in range(c.incomplete - 2))
-    starts = [0]
-    for size in (c.new, c.out_of_window, c.repeat_customers, cancelled, c.idle):
-        starts.append(starts[-1] + size)
-    return Blocks(*starts)
-
-
-def _new_orders(made: _Orders, rng: random.Random, b: Blocks) -> None:
-    """One completed order per new customer: the 6 d 23 h near miss, the one placed 9 d ago and
-    completed 3 d ago, then completions spread over the window (placed at most 36 h before)."""
-    made.completed(b.new, START + HOUR, 2 * HOUR, 20 * HOUR)
-    placed = NOW - 9 * DAY + timedelta(minutes=rng.randint(0, 90))
-    made.add(b.new + 1, COMPLETED, placed, NOW - 3 * DAY + timedelta(minutes=rng.randint(-60, 60)))
-    for c in range(b.new + 2, b.once):
-        made.completed(c, _between(rng, START + 2 * HOUR, NOW - HOUR), timedelta(minutes=30), 36 * HOUR)
-
-
-def _once_orders(made: _Orders, rng: random.Random, b: Blocks) -> None:
-    """One completed order per once customer, completed before the window: 7 d 1 h ago, then
-    older ones."""
-    made.completed(b.once, START - HOUR, HOUR, 2 * DAY)
-    for c in range(b.once + 1, b.repeat):
-        made.completed(c, _between(rng, NOW - 150 * DAY, START - DAY), HOUR, 4 * DAY)
-
-
-def _recent_counts(rng: random.Random, per: list[int], wanted: int) -> list[int]:
-    """How many of each repeat customer's orders were completed in the window: the first has
-    one; `wanted` more go to the others (each keeps an older completed order)."""
-    recent = [1] + [0] * (len(per) - 1)
-    others = list(range(1, len(per)))
-    rng.shuffle(others)
-    left = wanted
-    while left:
-        room = [k for k in others if recent[k] < per[k] - 1]
-        if not room:
-            raise ValueError("too few repeat orders for the orders wanted in the window")
-        for k in room[:left]:
-            recent[k] += 1
-            left -= 1
-    return recent
-
-
-def _repeat_orders(made: _Orders, rng: random.Random, b: Blocks, c: Counts) -> list[int]:
-    """Every repeat customer's orders: the first has one old completed order and one completed
-    in the window; the others at least two, the rest of the orders spread over them, older ones
-    completed (a few later ones cancelled or refunded) and enough completed in the window for the
-    pagination trap. Returns the customers with an order in the window."""
-    customers = c.repeat_customers
-    per = [2] * customers
-    for _ in range(c.repeat_orders - 2 * customers):
-        per[rng.randrange(1, customers)] += 1
-    wanted = max(1, TRAP_PAGE - c.new - c.incomplete, half_up(RECENT_REPEAT_SHARE * customers))
-    recent = _recent_counts(rng, per, wanted)
-    statuses, weights = [s for s, _ in EXTRA_STATUS], [w for _, w in EXTRA_STATUS]
-    for k in range(customers):
-        placed = _between(rng, NOW - 720 * DAY, NOW - 90 * DAY)
-        for n in range(per[k] - recent[k]):
-            status = COMPLETED if n < 2 else rng.choices(statuses, weights)[0]
-            done = placed + _lead(rng, HOUR, 4 * DAY)
-            made.add(b.repeat + k, status, placed, done if status == COMPLETED else None)
-            placed = min(done + _lead(rng, DAY, 60 * DAY), NOW - 20 * DAY)
-        for _ in range(recent[k]):
-            made.completed(b.repeat + k, _between(rng, START + 2 * HOUR, NOW - HOUR), HOUR, DAY)
-    return [b.repeat + k for k in range(customers) if recent[k]]
-
-
-def _incomplete_orders(made: _Orders, rng: random.Random, b: Blocks, c: Counts) -> None:
-    """Orders placed in the window and not completed: a new customer's pending order, a first
-    cancelled-only customer's order, then `INCOMPLETE_CYCLE` in turn."""
-    pool = {NEW: range(b.new, b.once), ONCE: range(b.once, b.repeat), REPEAT: range(b.repeat, b.cancelled)}
-    cancelled = iter(range(b.cancelled, b.idle))
-    plan = [("pending", b.new + 2), ("cancelled", next(cancelled))]
-    for k in range(c.incomplete - 2):
-        status, kind = INCOMPLETE_CYCLE[k % len(INCOMPLETE_CYCLE)]
-        plan.append((status, next(cancelled) if kind == CANCELLED else rng.choice(pool[kind])))
-    for status, customer in plan:
-        made.add(customer, status, _between(rng, START + HOUR, NOW - timedelta(minutes=30)))
 
 
 def _identities(names: PersonNames, rng: random.Random, places: list[tuple[str, str, str, str]],
@@ -300,7 +76,7 @@ def _customer_created(orders: list[Order], rng: random.Random, count: int) -> li
     first: dict[int, datetime] = {}
     for o in orders:
         first[o.customer] = min(o.created, first.get(o.customer, o.created))
-    return [first[c] - _lead(rng, HOUR, 60 * DAY) if c in first else NOW - _lead(rng, DAY, 700 * DAY)
+    return [first[c] - lead(rng, HOUR, 60 * DAY) if c in first else NOW - lead(rng, DAY, 700 * DAY)
             for c in range(count)]
 
 
@@ -312,11 +88,6 @@ def _numbered(customers: list[Customer], orders: list[Order]) -> tuple[list[Cust
     placed = sorted(range(len(orders)), key=lambda n: (orders[n].created, n))
     return ([customers[c] for c in order],
             [replace(orders[n], customer=index[orders[n].customer]) for n in placed], index)
-
-
-def name_order(customers: tuple[Customer, ...] | list[Customer]) -> list[int]:
-    """Customer indexes in the default customer listing's order (name, case-insensitive, then id)."""
-    return sorted(range(len(customers)), key=lambda c: (customers[c].full_name.lower(), c))
 
 
 def _name_trap(customers: list[Customer]) -> list[Customer]:
@@ -374,22 +145,9 @@ def _store(rng: random.Random) -> tuple[str, str]:
     return name, f"{slug}.com"
 
 
-def _orders(rngs: WorldRng, b: Blocks, c: Counts) -> tuple[list[Order], list[int]]:
-    """Every order (customers as block indexes) and the repeat customers with an order in the
-    window."""
-    made = _Orders(rngs.stream("items"))
-    timing = rngs.stream("timing")
-    _new_orders(made, timing, b)
-    _once_orders(made, timing, b)
-    recent = _repeat_orders(made, rngs.stream("repeat"), b, c)
-    _incomplete_orders(made, rngs.stream("incomplete"), b, c)
-    return made.made, recent
-
-
 def plan_world(rngs: WorldRng, total_orders: int, idle: int) -> Plan:
     c = counts(total_orders, idle)
-    b = _blocks(c)
-    orders, recent = _orders(rngs, b, c)
+    b, orders, recent = draft_orders(rngs, c)
     if len(orders) != total_orders:
         raise AssertionError(f"planned {len(orders)} orders, not {total_orders}")
     kinds = [kind for kind, start, end in ((NEW, b.new, b.once), (ONCE, b.once, b.repeat),
@@ -412,11 +170,6 @@ def plan_world(rngs: WorldRng, total_orders: int, idle: int) -> Plan:
     if broken:
         raise AssertionError(f"the plan of {total_orders} orders breaks: {broken}")
     return plan
-
-
-def listing_order(orders: tuple[Order, ...] | list[Order]) -> list[int]:
-    """Order indexes in the default order listing's order (newest placed first, then id)."""
-    return sorted(range(len(orders)), key=lambda n: (orders[n].created, n), reverse=True)
 
 
 def edge_cases(plan: Plan) -> list[str]:

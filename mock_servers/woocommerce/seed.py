@@ -84,6 +84,7 @@ class OrderDef:
     items: Sequence[tuple[str, int]]  # (product SKU, quantity)
     customer: str | None = None  # customer e-mail; None for a guest
     shipping_total: Decimal | str = "0"
+    completed: datetime | None = None  # when a completed order was completed (default: when placed)
     payment_method: str = "bacs"
     payment_method_title: str = "Direct bank transfer"
     customer_note: str = ""
@@ -270,9 +271,10 @@ def _orders(cur: Any, defs: Sequence[OrderDef], products: Sequence[ProductDef], 
             items.append((oid, "shipping", "Flat rate", 0, "", 0, "0.00", money(shipping), money(shipping),
                           "flat_rate"))
         created = iso_z(o.created)
+        done = _completed_at(o)
         cid = customers[o.customer.strip().lower()] if o.customer else 0
-        rows.append((oid, o.status, created, created, created if o.status in PAID else None,
-                     created if o.status == "completed" else None, cid, o.payment_method, o.payment_method_title,
+        rows.append((oid, o.status, created, done or created, created if o.status in PAID else None,
+                     done, cid, o.payment_method, o.payment_method_title,
                      money(shipping), money(subtotal + shipping), o.customer_note, int(o.status in TAKES_STOCK)))
         meta += [("order", oid, k, dumps(v)) for k, v in o.meta.items()]
     cur.executemany("INSERT INTO woo_order (id, status, date_created, date_modified, date_paid, date_completed, "
@@ -285,6 +287,17 @@ def _orders(cur: Any, defs: Sequence[OrderDef], products: Sequence[ProductDef], 
     cur.execute("UPDATE woo_order SET billing = (SELECT c.billing FROM woo_customer c WHERE c.id = customer_id), "
                 "shipping = (SELECT c.shipping FROM woo_customer c WHERE c.id = customer_id) WHERE customer_id != 0")
     return [r[0] for r in rows]
+
+
+def _completed_at(o: OrderDef) -> str | None:
+    """The stored completion instant of an order: None unless it is completed."""
+    if o.status != "completed":
+        if o.completed is not None:
+            raise ValueError(f"a {o.status} order has no completion date")
+        return None
+    if o.completed is not None and o.completed < o.created:
+        raise ValueError("an order cannot be completed before it was placed")
+    return iso_z(o.completed or o.created)
 
 
 def _coupons(cur: Any, defs: Sequence[CouponDef]) -> None:

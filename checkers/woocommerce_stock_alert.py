@@ -23,7 +23,7 @@ from envs.woocommerce_stock_alert import (
 )
 from loca.core.world import World
 from mock_servers import snapshot_ignore
-from mock_servers.core import snapshot, sql
+from mock_servers.core import snapshot
 from mock_servers.core.db import Database
 from mock_servers.core.errors import ToolFailure
 from mock_servers.google_sheet import domain
@@ -184,19 +184,13 @@ def email_content(ctx: Context) -> str:
 
 
 def _sheets_now(world: World) -> dict[str, Any]:
-    """Every spreadsheet, tab and (but for the Stock Alert tab) cell, as the generator froze them."""
+    """The spreadsheets, tabs and (but for the Stock Alert tab) cells, as the generator froze them."""
     db = Database(world.state_path, readonly=True)
     try:
         with db.read() as session:
-            books = sql.run(session, "SELECT id, title FROM gs_spreadsheet ORDER BY pk").fetchall()
-            tabs = sql.run(session, "SELECT b.id, s.sheet_id, s.title, s.\"index\", s.pk FROM gs_sheet s JOIN "
-                                    "gs_spreadsheet b ON b.pk = s.spreadsheet ORDER BY b.pk, s.sheet_id").fetchall()
-            cells = {f"{book}/{title}": [list(c) for c in sql.run(
-                session, "SELECT row, col, input FROM gs_cell WHERE sheet = ? ORDER BY row, col", (pk,))]
-                for book, _, title, _, pk in tabs if title != ALERT_TAB}
+            return domain.layout_and_cells(session, skip_tabs=(ALERT_TAB,))
     finally:
         db.dispose()
-    return {"spreadsheets": [list(b) for b in books], "tabs": [list(t[:4]) for t in tabs], "cells": cells}
 
 
 def no_side_effects(ctx: Context) -> str:

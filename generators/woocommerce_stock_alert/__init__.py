@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
@@ -49,7 +48,6 @@ from loca.core.clock import iso_z
 from loca.core.credentials import credentials_text
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
-from mock_servers.core import sql
 from mock_servers.email import domain as mail
 from mock_servers.google_sheet import domain as sheets
 from mock_servers.woocommerce.seed import CategoryDef, ProductDef, StoreDef, fill
@@ -107,18 +105,6 @@ def _sheet(session: Session, plan: Plan, seed: int) -> str:
     return book.id
 
 
-def frozen_sheets(session: Session) -> dict[str, Any]:
-    """What must stay as it is in Google Sheets: every spreadsheet (id, title), every tab
-    (spreadsheet id, sheet id, title, index) and the cells of every tab but the Stock Alert tab."""
-    books = sql.run(session, "SELECT id, title FROM gs_spreadsheet ORDER BY pk").fetchall()
-    tabs = sql.run(session, "SELECT b.id, s.sheet_id, s.title, s.\"index\", s.pk FROM gs_sheet s "
-                            "JOIN gs_spreadsheet b ON b.pk = s.spreadsheet ORDER BY b.pk, s.sheet_id").fetchall()
-    cells = {f"{book}/{title}": [list(c) for c in sql.run(
-        session, "SELECT row, col, input FROM gs_cell WHERE sheet = ? ORDER BY row, col", (pk,))]
-        for book, _, title, _, pk in tabs if title != ALERT_TAB}
-    return {"spreadsheets": [list(b) for b in books], "tabs": [list(t[:4]) for t in tabs], "cells": cells}
-
-
 def _workspace(world: World, plan: Plan, password: str) -> None:
     template = _TEMPLATES.get_template(f"{TEMPLATE_FILE}.j2").render(sender=plan.admin[0], store=plan.store)
     write_text_atomic(world.workspace / TEMPLATE_FILE, template.strip() + "\n")
@@ -154,7 +140,7 @@ def generate(root: Path, params: dict[str, object], seed: int, target_tokens: in
         _store(session, plan)
         _mail(session, plan, password, salt)
         book = _sheet(session, plan, seed)
-        frozen = frozen_sheets(session)
+        frozen = sheets.layout_and_cells(session, skip_tabs=(ALERT_TAB,))
     db.dispose()
     _workspace(world, plan, password)
     rows = plan.expected_rows()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Collection
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
@@ -143,3 +144,17 @@ def share(session: Session, book: Spreadsheet, email: str, role: str) -> int:
     return int(sql.scalar(session, "INSERT INTO gs_permission (spreadsheet, email, role) VALUES (?, ?, ?) "
                           "ON CONFLICT (spreadsheet, email) DO UPDATE SET role = excluded.role RETURNING id",
                           (book.pk, email.casefold(), role)))
+
+
+def layout_and_cells(session: Session, skip_tabs: Collection[str] = ()) -> dict[str, Any]:
+    """Every spreadsheet (id, title), every tab (spreadsheet id, sheet id, title, index) and the
+    stored cells (row, col, input) of every tab but those titled in `skip_tabs`, as plain data:
+    what a task freezes at generation and compares at grading when the agent may rewrite only
+    the skipped tabs."""
+    books = sql.run(session, "SELECT id, title FROM gs_spreadsheet ORDER BY pk").fetchall()
+    tabs = sql.run(session, "SELECT b.id, s.sheet_id, s.title, s.\"index\", s.pk FROM gs_sheet s "
+                            "JOIN gs_spreadsheet b ON b.pk = s.spreadsheet ORDER BY b.pk, s.sheet_id").fetchall()
+    cells = {f"{book}/{title}": [list(c) for c in sql.run(
+        session, "SELECT row, col, input FROM gs_cell WHERE sheet = ? ORDER BY row, col", (pk,))]
+        for book, _, title, _, pk in tabs if title not in skip_tabs}
+    return {"spreadsheets": [list(b) for b in books], "tabs": [list(t[:4]) for t in tabs], "cells": cells}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from loca.core.clock import iso_z
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import Column, DbRows, SentMail, TableFile
 from loca.core.script import Script, Tools, call, paged
@@ -56,13 +57,13 @@ TOOLS: dict[str, tuple[str, ...]] = {
 }
 
 INSTRUCTION = """\
-Today is {today} (UTC; the store's time zone is UTC). In the WooCommerce store, find every \
+It is now {now} (the store's time zone is UTC). In the WooCommerce store, find every \
 published product that has been in stock for more than 90 days (at least {age} full days since its \
 `date_created`) and sold fewer than {sales} units in the last 30 days (product meta `{key}`; \
 `total_sales` counts lifetime sales and must not be used). Move each of them into a product category \
 named exactly `{outlet}` (create it once; it must become the product's only category). Fill \
 `{report}` in the workspace: keep its header row exactly, delete the example row, and write one row \
-per such product: {product}; {price} = its regular price; {promo} = its sale price, or the regular \
+per such product: {product} = its name; {price} = its regular price; {promo} = its sale price, or the regular \
 price if it has none; {ratio} = {promo} / {price} as a percentage with 3 decimals and a `%` sign \
 (e.g. `72.500%`). Write prices with 2 decimals and quote values as CSV requires (RFC 4180). Sort the \
 rows by `date_created` ascending, then {ratio} ascending, then {product}. Then e-mail every entry of \
@@ -74,7 +75,7 @@ replaced by the subscriber's name; attach the CSV as `{report}`. The mail creden
 
 def instruction(world: World) -> str:
     return INSTRUCTION.format(
-        today=f"{world.clock.at(0):%Y-%m-%d}", age=MIN_AGE_DAYS, sales=MAX_SALES, key=SALES_KEY, outlet=OUTLET,
+        now=iso_z(world.clock.at(0)), age=MIN_AGE_DAYS, sales=MAX_SALES, key=SALES_KEY, outlet=OUTLET,
         report=REPORT.file, product=PRODUCT, price=PRICE, promo=PROMO, ratio=RATIO, subscribers=SUBSCRIBERS_FILE,
         template=TEMPLATE_FILE, placeholder=PLACEHOLDER, credentials=CREDENTIALS_FILE)
 

@@ -34,7 +34,7 @@ from envs.filter_low_selling_products import (
 from loca.core.outputs import csv_text
 from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all, paged
 
-TODAY = re.compile(r"Today is (\d{4}-\d{2}-\d{2})")
+NOW = re.compile(r"It is now (\S+Z) ")
 BATCH = 100  # products per batch update (the tool's maximum)
 MILLI = Decimal("0.001")
 
@@ -56,15 +56,16 @@ class Knobs:
     unquoted: bool = False  # writes the CSV by joining cells with commas
     one_message: bool = False  # one message to every subscriber at once
     keep_placeholder: bool = False  # sends the template body as it is
+    subject: str | None = None  # a subject of its own instead of the template's first line
     attach_first: bool = False  # mails before writing the CSV, so the example file goes out
     mark_notified: bool = False  # records in subscriber.json who was mailed
 
 
-def _today(instruction: str) -> datetime:
-    found = TODAY.search(instruction)
+def _now(instruction: str) -> datetime:
+    found = NOW.search(instruction)
     if found is None:
-        raise ValueError("the instruction names no date")
-    return datetime.fromisoformat(found.group(1)).replace(tzinfo=UTC)
+        raise ValueError("the instruction names no instant")
+    return datetime.fromisoformat(found.group(1).replace("Z", "+00:00"))
 
 
 def _json(read: Any) -> Any:
@@ -78,10 +79,10 @@ def _sales(product: dict[str, Any], knobs: Knobs) -> int:
     return next(int(m["value"]) for m in product["meta_data"] if m["key"] == SALES_KEY)
 
 
-def _to_move(product: dict[str, Any], today: datetime, knobs: Knobs) -> bool:
+def _to_move(product: dict[str, Any], now: datetime, knobs: Knobs) -> bool:
     created = datetime.fromisoformat(product["date_created_gmt"]).replace(tzinfo=UTC)
     published = product["status"] == "publish" or knobs.unpublished_too
-    return published and (today - created) // timedelta(days=1) >= knobs.min_age_days \
+    return published and (now - created) // timedelta(days=1) >= knobs.min_age_days \
         and _sales(product, knobs) < MAX_SALES
 
 
@@ -106,8 +107,8 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
     the subscribers to mail (by address) and the ids of the products to move."""
     size = TRAP_PAGE if knobs.first_page_only else MAX_PAGE
     subscribers, _, _, products = yield from read_everything(tools, size, knobs.first_page_only)
-    today = _today(instruction)
-    chosen = sorted((p for p in products if _to_move(p, today, knobs)), key=lambda p: _sort_key(p, knobs))
+    now = _now(instruction)
+    chosen = sorted((p for p in products if _to_move(p, now, knobs)), key=lambda p: _sort_key(p, knobs))
     listed = _json(subscribers)["subscriber_list"]
     mailed = [{"to": s["email"].strip().lower(), "name": s["name"]} for s in listed
               if s["subscribed"] is True or knobs.unsubscribed_too]
@@ -169,15 +170,15 @@ def send_newsletter(tools: Tools, entries: list[dict[str, str]], knobs: Knobs) -
     """One message per subscriber: the template's first line as subject, the rest as body with
     the name filled in, the CSV attached."""
     text = yield from call(tools("filesystem", "read_text_file"), {"path": TEMPLATE_FILE})
-    subject, _, body = text.partition("\n")
-    body = body.lstrip("\n")
+    first, _, body = text.partition("\n")
+    subject, body = knobs.subject or first.strip(), body.lstrip("\n")
     send = tools("email", "send_email")
     if knobs.one_message and entries:
         yield from call(send, {"to": entries[0]["to"], "bcc": ", ".join(e["to"] for e in entries[1:]),
-                               "subject": subject.strip(), "body": body, "attachments": [REPORT.file]})
+                               "subject": subject, "body": body, "attachments": [REPORT.file]})
         return
     yield from call_all([ToolRequest(send, {
-        "to": e["to"], "subject": subject.strip(),
+        "to": e["to"], "subject": subject,
         "body": body if knobs.keep_placeholder else body.replace(PLACEHOLDER, e["name"]),
         "attachments": [REPORT.file]}) for e in entries])
 
@@ -226,6 +227,7 @@ AGENTS = ScriptedAgents(
         "unquoted": Mutant(Knobs(unquoted=True), "csv"),
         "one_message": Mutant(Knobs(one_message=True), "recipients"),
         "placeholder_left": Mutant(Knobs(keep_placeholder=True), "email_content"),
+        "own_subject": Mutant(Knobs(subject=f"{OUTLET} deals"), "email_content"),
         "example_attached": Mutant(Knobs(attach_first=True), "email_content"),
         "marks_notified": Mutant(Knobs(mark_notified=True), "no_side_effects"),
     },

@@ -224,7 +224,7 @@ def _solve(world: World) -> None:
 def test_checker_accepts_documented_variants(world: World) -> None:
     """A category under `Clearance`, products moved one by one, a CSV with a BOM, CRLF, every
     cell quoted, spaces, truncated ratios and a trailing blank line; mail to display-name
-    addresses with the name only in the HTML body."""
+    addresses with the name only in an HTML body that has a style rule."""
     _login(world)
     _move(world, parent=CLEARANCE)
     buf = io.StringIO()
@@ -235,8 +235,29 @@ def test_checker_accepts_documented_variants(world: World) -> None:
         writer.writerow([f" {name} ", price, promo, f"{exact.quantize(Decimal('0.001'), 'ROUND_DOWN')}%"])
     _write(world, b"\xef\xbb\xbf" + (buf.getvalue() + "\r\n").encode())
     _send(world, to=lambda e: f"\"{e['name']}\" <{e['to'].upper()}>", body="See the attachment.",
-          html_body=lambda e: f"<p>Dear <b>{e['name']}</b>,</p>")
+          html_body=lambda e: f"<style>p {{ color: #333; }}</style><p>Dear <b>{e['name']}</b>,</p>")
     assert _failed(world) == []
+
+
+def test_tags_and_images_written_back_unchanged_are_no_side_effects(world: World) -> None:
+    _solve(world)
+    for p in _products(world)[:5]:
+        _call(world, "woocommerce_woo_products_update", productId=p["id"], productData={
+            "tags": [{"id": t["id"]} for t in p["tags"]],
+            "images": [{"src": i["src"], "name": i["name"], "alt": i["alt"]} for i in p["images"]]})
+    assert _failed(world) == []
+
+
+def test_changed_images_or_tags_fail_products_untouched(world: World, tmp_path: Path) -> None:
+    other = world_copy(world, tmp_path / "other")
+    _solve(world)
+    pid = _products(world)[0]["id"]
+    _call(world, "woocommerce_woo_products_update", productId=pid, productData={"images": []})
+    assert _failed(world) == ["products_untouched"]
+    _solve(other)
+    tagged = next(p for p in _products(other) if p["tags"])
+    _call(other, "woocommerce_woo_products_update", productId=tagged["id"], productData={"tags": []})
+    assert _failed(other)[:1] == ["products_untouched"]  # the tags' counts change too
 
 
 def test_scratch_files_and_reads_are_no_side_effects(world: World) -> None:
@@ -388,6 +409,7 @@ def test_a_cc_fails_recipients(world: World) -> None:
     {"subject": lambda e: "Subject: new deals"},
     {"subject": lambda e: f"{OUTLET} news"},
     {"body": lambda e: "Dear {name}, see the attachment."},
+    {"body": lambda e: f"Dear {e['name']} ({{{{ email }}}}), see the attachment."},
     {"body": lambda e: "Dear subscriber, see the attachment."},
     {"body": lambda e: f"Dear {e['name'].split()[0]}, see the attachment."},
 ])

@@ -1,0 +1,320 @@
+"""Checker of filter_low_selling_products: the store as it stands (one `Outlet/Clearance`
+category holding exactly the products to move, each in it alone; every other product field and
+every other product's categories as generated), the CSV in the workspace and the one attached to
+each newsletter, the newsletters the admin's mailbox sent, and no other change."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from checkers.kit import SHOWN, Checks, Context, set_problems
+from checkers.mail import mailbox, one_each, recipients, sent_mail
+from checkers.normalize import E, S
+from checkers.verdict import CheckFailed
+from envs.filter_low_selling_products import (
+    CATEGORIES,
+    LINKS,
+    MAIL,
+    MOVED,
+    OUTLET,
+    PRICE,
+    PRODUCT,
+    PRODUCTS,
+    PROMO,
+    RATIO,
+    REPORT,
+    STORE_FILE,
+    TASK,
+)
+from loca.core.world import World
+from mock_servers import snapshot_ignore
+from mock_servers.core import snapshot, sql
+from mock_servers.core.db import Database
+from mock_servers.email import domain as mail
+from mock_servers.woocommerce.domain import products as woo_products
+from mock_servers.woocommerce.domain import terms
+from mock_servers.woocommerce.domain.base import Store
+
+MONEY = re.compile(r"\d+\.\d{2}")
+PERCENT = re.compile(r"(\d+\.\d{3})%")
+PLACEHOLDER = re.compile(r"\{\s*\w+\s*\}")  # {name}, {{ name }}; not CSS rules in an HTML body
+RATIO_TOLERANCE = Decimal("0.001")  # percentage points
+# Judged by category, membership and products_untouched, by what the tools show: a product's tags and
+# images written back unchanged are new rows with the same content.
+JUDGED = (PRODUCTS.table, LINKS.table, CATEGORIES.table, "woo_product_tag", "woo_image")
+ALL = 1_000_000
+
+
+def _show(items: list[str]) -> str:
+    return f"{items[:SHOWN]}{' ...' if len(items) > SHOWN else ''} ({len(items)})"
+
+
+# ---------------------------------------------------------------- the store
+
+@dataclass(frozen=True)
+class StoreState:
+    """Every product as the tools show it (date_modified left out), by id, and every category."""
+
+    products: dict[int, dict[str, Any]]
+    categories: list[dict[str, Any]]
+
+    def outlets(self) -> set[int]:
+        return {c["id"] for c in self.categories if S(c["name"]) == OUTLET}
+
+
+def _read_store(world: World) -> StoreState:
+    db = Database(world.state_path, readonly=True)
+    try:
+        with db.read() as session:
+            store = Store(session, world.clock.at(0), world.clock.zone)
+            found = sql.rows(session, woo_products.Product,
+                             f"SELECT {woo_products.COLUMNS} FROM woo_product p ORDER BY p.id")
+            views = woo_products.views(store, found)
+            categories = terms.categories(store, None, None, False, 1, ALL)[0]
+    finally:
+        db.dispose()
+    return StoreState({v["id"]: {k: x for k, x in v.items() if k != "date_modified"} for v in views}, categories)
+
+
+def store(ctx: Context) -> StoreState:
+    found: StoreState = ctx.memo(("store",), lambda: _read_store(ctx.world))
+    return found
+
+
+def generated(ctx: Context) -> dict[str, Any]:
+    """The store as generated (`STORE_FILE` of the truth)."""
+    found: dict[str, Any] = ctx.memo(("generated",), lambda: ctx.world.read_truth(STORE_FILE))
+    return found
+
+
+def category(ctx: Context) -> str:
+    """Exactly one category is named `Outlet/Clearance` (`S`)."""
+    named = [c for c in store(ctx).categories if S(c["name"]) == OUTLET]
+    if len(named) != 1:
+        raise CheckFailed(f"{len(named)} categories are named {OUTLET!r}, expected exactly one")
+    return f"one category named {OUTLET!r} (id {named[0]['id']})"
+
+
+def membership(ctx: Context) -> str:
+    """The products in `Outlet/Clearance` are exactly the products to move, and each of them has
+    that one category only."""
+    state = store(ctx)
+    outlets = state.outlets()
+    if not outlets:
+        raise CheckFailed(f"no category is named {OUTLET!r}, so no product is in it")
+    members = [str(pid) for pid, p in state.products.items() if any(c["id"] in outlets for c in p["categories"])]
+    problems = set_problems([(m,) for m in members], {(str(pid),) for pid in ctx.answer(MOVED)})
+    extra = [f"{pid} ({[c['name'] for c in p['categories']]})" for pid in ctx.answer(MOVED)
+             if (p := state.products.get(pid)) and str(pid) in members and len(p["categories"]) != 1]
+    if extra:
+        problems.append(f"in other categories too: {_show(extra)}")
+    if problems:
+        raise CheckFailed(f"products in {OUTLET!r}: " + "; ".join(problems))
+    return f"exactly the {len(members)} products to move are in {OUTLET!r}, each in it alone"
+
+
+def _shown(field: str, value: Any) -> Any:
+    """A product field as compared: images by what they show, not their ids."""
+    if field == "images" and isinstance(value, list):
+        return [{k: v for k, v in image.items() if k != "id"} for image in value]
+    return value
+
+
+def products_untouched(ctx: Context) -> str:
+    """Every product keeps every field (prices, dates, meta data, status, stock, tags, images,
+    ...) but date_modified, and every product not to move keeps its categories; none is
+    created or deleted."""
+    before: dict[str, dict[str, Any]] = generated(ctx)["products"]
+    now = store(ctx).products
+    moved = set(ctx.answer(MOVED))
+    changed, gone = [], []
+    for key, old in before.items():
+        pid = int(key)
+        new = now.get(pid)
+        if new is None:
+            gone.append(key)
+            continue
+        fields = [f for f in old if f != "categories" and _shown(f, new.get(f)) != _shown(f, old[f])]
+        if pid not in moved and new["categories"] != old["categories"]:
+            fields.append("categories")
+        if fields:
+            changed.append(f"{pid} {old['name']!r}: {', '.join(fields)}")
+    created = sorted(str(pid) for pid in now if str(pid) not in before)
+    problems = [f"{what} {_show(items)}" for what, items in
+                (("changed", changed), ("deleted", gone), ("created", created)) if items]
+    if problems:
+        raise CheckFailed("products: " + "; ".join(problems))
+    return f"all {len(before)} products keep their fields, and the ones to keep their categories"
+
+
+# ---------------------------------------------------------------- the CSV
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+def _cells(row: dict[str, str], got: list[str]) -> list[str]:
+    """What is wrong with one row whose name matched: prices `^\\d+\\.\\d{2}$` equal to the
+    expected ones, the ratio `^\\d+\\.\\d{3}%$` within 0.001 pp of promotional / original."""
+    wrong = []
+    cells = dict(zip(REPORT.headers, [S(c) for c in got] + [""] * len(REPORT.headers), strict=False))
+    for column in (PRICE, PROMO):
+        if not MONEY.fullmatch(cells[column]) or Decimal(cells[column]) != Decimal(row[column]):
+            wrong.append(f"{column} {cells[column]!r}, expected {row[column]!r}")
+    exact = Decimal(row[PROMO]) * 100 / Decimal(row[PRICE])
+    ratio = PERCENT.fullmatch(cells[RATIO])
+    value = _decimal(ratio.group(1)) if ratio else None
+    if value is None or abs(value - exact) > RATIO_TOLERANCE:
+        wrong.append(f"{RATIO} {cells[RATIO]!r}, expected {row[RATIO]!r}")
+    return [f"{row[PRODUCT]!r}: {w}" for w in wrong]
+
+
+def table_problems(data: bytes, expected: list[dict[str, str]]) -> list[str]:
+    """What keeps a CSV (UTF-8, BOM tolerated, RFC 4180, blank lines ignored) from being the
+    expected report: the header exactly, the Product Name sequence (`S`) in the expected order,
+    each row's values; none: it is right."""
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        return [f"not readable as UTF-8 CSV: {type(exc).__name__}"]
+    rows = [r for r in rows if any(S(c) for c in r)]
+    if not rows:
+        return ["empty"]
+    header, body = [S(c) for c in rows[0]], rows[1:]
+    problems = [] if header == REPORT.headers else [f"header {header}, expected {REPORT.headers}"]
+    names = [S(r[0]) for r in body]
+    want = [S(row[PRODUCT]) for row in expected]
+    if names != want:
+        first = next((i for i, (g, w) in enumerate(zip(names, want, strict=False)) if g != w),
+                     min(len(names), len(want)))
+        problems.append(f"data row {first + 1} is {names[first] if first < len(names) else 'missing'!r}, expected "
+                        f"{want[first] if first < len(want) else 'no row'!r} ({len(names)} rows, {len(want)} expected)")
+    wide = [S(r[0]) for r in body if any(S(c) for c in r[len(REPORT.headers):])]
+    if wide:
+        problems.append(f"rows with more than {len(REPORT.headers)} cells: {_show(wide)}")
+    by_name = {S(row[PRODUCT]): row for row in expected}
+    wrong = [w for r in body if S(r[0]) in by_name for w in _cells(by_name[S(r[0])], r)]
+    if wrong:
+        problems.append(f"{len(wrong)} wrong values: {'; '.join(wrong[:SHOWN])}"
+                        + (" ..." if len(wrong) > SHOWN else ""))
+    return problems
+
+
+def csv_file(ctx: Context) -> str:
+    """The workspace CSV: exact header, the products to move in the required order, right prices
+    and ratios."""
+    path = ctx.world.workspace / REPORT.file
+    if not path.is_file():
+        raise CheckFailed(f"{REPORT.file} is missing from the workspace")
+    problems = table_problems(path.read_bytes(), ctx.answer(REPORT.file))
+    if problems:
+        raise CheckFailed(f"{REPORT.file}: " + "; ".join(problems))
+    return f"{REPORT.file}: the header and the {len(ctx.answer(REPORT.file))} rows in order, values right"
+
+
+# ---------------------------------------------------------------- the newsletters
+
+def recipients_once(ctx: Context) -> str:
+    """Mail went to exactly the subscribed entries (`E`), one message each, addressed to them
+    alone."""
+    return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
+
+
+def _attachments(world: World, message_ids: list[int]) -> dict[int, list[mail.Attachment]]:
+    """The attachments of each message, with their bytes."""
+    db = Database(world.state_path, readonly=True)
+    try:
+        with db.read() as session:
+            return {i: mail.attachments_of(session, i) for i in message_ids}
+    finally:
+        db.dispose()
+
+
+def email_content(ctx: Context) -> str:
+    """Every message has the template's subject (`S`), no `{...}` placeholder left, the
+    subscriber's name in the body, and exactly one attachment, named `discount_products.csv`,
+    that is the right report."""
+    subject = ctx.truth["subject"]
+    names = {E(entry["to"]): entry["name"] for entry in ctx.answer(MAIL)}
+    expected = ctx.answer(REPORT.file)
+    wrong: list[str] = []
+    sent = sent_mail(ctx)
+    attached = _attachments(ctx.world, [m.id for m in sent])
+    for m in sent:
+        who = ", ".join(m.recipients)
+        if S(m.subject) != S(subject):
+            wrong.append(f"to {who}: subject {m.subject!r}, expected {subject!r}")
+        left = PLACEHOLDER.search(f"{m.subject}\n{m.text}")
+        if left:
+            wrong.append(f"to {who}: a placeholder is left: {left[0]!r}")
+        missing = [names[a] for a in m.recipients if a in names and S(names[a]) not in S(m.text)]
+        if missing:
+            wrong.append(f"to {who}: the body does not name {missing}")
+        files = attached[m.id]
+        if [f.filename for f in files] != [REPORT.file]:
+            wrong.append(f"to {who}: attachments {[f.filename for f in files]}, expected [{REPORT.file!r}]")
+        elif problems := table_problems(files[0].data, expected):
+            wrong.append(f"to {who}: the attached {REPORT.file}: {'; '.join(problems)}")
+    if wrong:
+        raise CheckFailed(f"{len(wrong)} problems: {_show(wrong)}")
+    return f"all {len(sent)} messages have the subject, the name, no placeholder and the right CSV"
+
+
+# ---------------------------------------------------------------- the rest of the world
+
+def _other_mail(world: World, after: int) -> list[str]:
+    """New message copies that are neither the admin's Sent copies nor deliveries of them."""
+    db = Database(world.state_path, readonly=True)
+    try:
+        with db.read() as session:
+            account = mail.find_account(session, mailbox(world))
+            folder = mail.find_folder(session, account.id, mail.SENT) if account else None
+            if account is None or folder is None:
+                raise CheckFailed(f"the mailbox {mailbox(world)} or its {mail.SENT} folder is gone")
+            found = sql.run(session, "SELECT id, account_id, folder_id, message_id, subject FROM email_message "
+                                     "WHERE id > ? ORDER BY id", (after,)).fetchall()
+    finally:
+        db.dispose()
+    sent = {row[3] for row in found if (row[1], row[2]) == (account.id, folder.id)}
+    return [f"{row[4]!r}" for row in found if row[3] not in sent]
+
+
+def no_side_effects(ctx: Context) -> str:
+    """Nothing changed but the task's writable set: the store's other tables, the existing
+    categories (but their product counts), the mailboxes (no mail but the sent newsletters and
+    their deliveries, no draft), `subscriber.json`, the template and the credentials file."""
+    before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
+    rest = before.model_copy(update={"tables": {k: v for k, v in before.tables.items() if k not in JUDGED}})
+    problems = snapshot.changes(ctx.world, rest, snapshot_ignore(list(TASK.servers.values())),
+                                exclude_files=TASK.writable_files, growable=(*TASK.growable_tables, *JUDGED))
+    now = {c["id"]: c for c in store(ctx).categories}
+    changed = [old["name"] for old in generated(ctx)["categories"]
+               if {k: v for k, v in now.get(old["id"], {}).items() if k != "count"} != old]
+    if changed:
+        problems.append(f"existing categories changed or deleted: {_show(changed)}")
+    other = _other_mail(ctx.world, before.tables["email_message"].max_rowid)
+    if other:
+        problems.append(f"mail other than the sent newsletters: {_show(other)}")
+    if problems:
+        raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
+    return "nothing outside the task's writable set changed"
+
+
+CHECKS = Checks(
+    TASK,
+    category=category,
+    membership=membership,
+    products_untouched=products_untouched,
+    csv=csv_file,
+    recipients=recipients_once,
+    email_content=email_content,
+    no_side_effects=no_side_effects,
+)

@@ -335,7 +335,10 @@ def _validation_table(task: str, outcomes: list[Outcome], targets: list[int]) ->
 
 
 def _validation_summary(found: dict[str, list[Outcome]]) -> Table:
-    table = _table("task", "worlds", "plays", "as expected", "largest deviation", title="checker validation")
+    from rich.table import Column, Table
+
+    table = Table(Column("task", no_wrap=True, min_width=max(map(len, found))), "worlds", "plays", "as expected",
+                  "largest deviation", title="checker validation")
     for name, outcomes in found.items():
         good = sum(o.ok for o in outcomes)
         cell = f"[green]{good}[/]" if good == len(outcomes) else f"[red]{good}[/]"

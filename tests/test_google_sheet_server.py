@@ -368,27 +368,21 @@ def test_a_long_dependency_chain_is_no_recursion(gs: tuple[Sheets, dict[str, str
     assert h.values(sid, "Sheet1", "A5000") == [[5000]]
 
 
-def test_bulk_build_and_read_latency(make_world: Any) -> None:
+def test_bulk_build_and_range_read(make_world: Any) -> None:
+    """10,000 cells built in bulk, then 2,000 of them formulas computed at build; a 1,000-row
+    range reads back whole (its latency is bench/'s business: bench_commerce.py)."""
     world, db = make_world(["google_sheet"])
     plain = [[f"SKU-{i}", f"Item {i}", i, i * 0.5, "2025-01-02"] for i in range(2000)]
     computed = [[f"SKU-{i}", f"Item {i}", i, i * 0.5, f"=C{i + 1}*D{i + 1}"] for i in range(2000)]
-    built = []
     with db.write() as s:
         for title, rows in (("Plain", plain), ("Computed", computed)):
-            started = time.monotonic()
             book = domain.create(s, task="t", seed=0, title=title, sheets=[SheetSpec("Data", rows)],
                                  created="2025-01-01T00:00:00Z", today=date(2025, 1, 1))
-            built.append(time.monotonic() - started)
     db.dispose()
-    assert built[0] < 0.5 and built[1] < 2, built  # 10,000 cells; then 2,000 of them formulas
     h = Sheets(toolbox, world)
     assert h.values(book.id, "Data", "E2000") == [[1999 * 999.5]]
-    times = []
-    for _ in range(5):
-        started = time.monotonic()
-        assert len(h.values(book.id, "Data", "A1:E1000")) == 1000
-        times.append(time.monotonic() - started)
-    assert sorted(times)[2] < 0.2
+    block = h.values(book.id, "Data", "A1:E1000")
+    assert len(block) == 1000 and block[999][:4] == ["SKU-999", "Item 999", 999, 499.5]
 
 
 def test_state_is_sqlite_only(gs: tuple[Sheets, dict[str, str]]) -> None:

@@ -38,7 +38,7 @@ class WooProduct(SQLModel, table=True):
     total_sales: int = 0
     description: str = ""
     short_description: str = ""
-    date_created: str
+    date_created: str = Field(index=True)  # the default listing reads in its order down to one page
     date_modified: str
 
 

@@ -1,18 +1,17 @@
 """Checker validation: on every (length, seed) the oracle must pass, and the no-op agent and every
 failure-mode mutant must fail the check it targets. Each world is generated and measured once;
-scripts run straight against the servers (no agent loop), each on its own copy of it.
+the other scripts run straight against the servers (no agent loop), each on its own copy of it.
 
-The oracle must also solve every world within the agent loop's default limits (turns, tool calls,
-and no turn's calls too large for the input budget the first request leaves), or it proves nothing
-about what an agent can do, and the first request (system prompt, tools, task message) must fit
-the default input budget (spec §3.7). Before any world is built, the declarations are checked:
-every check of the task's checker has a mutant aimed at it (the no-op agent counts), and every
-mutant aims at a declared check."""
+The oracle plays in the agent loop itself, with the loop's default settings as `loca run` uses
+them (turn and tool-call limits, the context budget with hard truncation): it must solve every
+world there, or it proves nothing about what an agent can do. The first request (system prompt,
+tools, task message) must fit the default input budget (spec §3.7). Before any world is built,
+the declarations are checked: every check of the task's checker has a mutant aimed at it (the
+no-op agent counts), and every mutant aims at a declared check."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import multiprocessing
 import shutil
 import tempfile
@@ -23,13 +22,13 @@ from pathlib import Path
 
 from checkers.verdict import Verdict
 from envs.core.build import dispatcher, drive, tool_list
-from envs.core.calibration import build_to_target
 from envs.core.registry import Task
-from loca.core.script import Script, ToolRequest, Tools
+from envs.core.reuse import obtain_world
+from loca.core.script import Tools
 from loca.core.tokens import count_tokens, schema_tokens
 from loca.core.world import World
 from mock_servers.gateway import Gateway
-from scaffolds.config import AgentConfig, Limits
+from scaffolds.config import AgentConfig
 from scaffolds.oracles import agents
 from scaffolds.prompts import get_prompt
 
@@ -52,12 +51,12 @@ class Outcome:
         return self.expected in self.failed
 
 
+ORACLE = "oracle"
 VALIDATOR = "validator"  # the read-only recomputation of ground truth, listed as an agent
 INITIAL = "initial_request"  # the first request's size, listed as an agent: it must fit BUDGET
-OVER_LIMITS = "within_limits"  # listed as failed when the oracle needs more than LIMITS allow
-LIMITS = Limits()  # the agent loop's defaults: an oracle must solve every world within them
-_DEFAULTS = AgentConfig()
-BUDGET = _DEFAULTS.context.budget(_DEFAULTS.sampling.max_output_tokens).input_budget
+OVER_LIMITS = "within_limits"  # listed as failed when the oracle does not finish in the agent loop
+LOOP = AgentConfig()  # the agent loop's defaults, as `loca run` plays: the oracle must solve every world in them
+BUDGET = LOOP.context.budget(LOOP.sampling.max_output_tokens).input_budget
 """B of the default context settings (spec §3.7): the first request must fit before any turn."""
 
 
@@ -77,59 +76,31 @@ def check_declarations(task: Task) -> None:
 
 
 async def play_script(task: Task, world: World, agent: str) -> Verdict:
-    """Run one scripted agent on `world`; the verdict on the world it leaves."""
-    verdict, _ = await _play(task, world, agent)
-    return verdict
-
-
-async def _play(task: Task, world: World, agent: str) -> tuple[Verdict, Effort]:
-    """The verdict, and what the play would cost an agent loop in turns and tool calls."""
+    """Run one scripted agent straight against the servers of `world`; the verdict on the world
+    it leaves."""
     gateway = Gateway(world, task.spec.servers)
-    effort = Effort()
     try:
         script = agents(task.name).script(agent)(task.spec.instruction(world), tool_list(gateway))
-        replies, _ = await drive(effort.counted(script), dispatcher(gateway))
-        effort.calls = len(replies) - 1  # the terminal call (every script's last) is exempt
+        await drive(script, dispatcher(gateway))
     finally:
         gateway.close()
-    return task.check(world), effort
+    return task.check(world)
 
 
-@dataclass
-class Effort:
-    """Turns and tool calls of a scripted play, as the agent loop counts them against its limits:
-    every step is a turn, every call but the terminal one counts. `largest` is the text of the
-    longest turn's calls (their arguments), the model message the loop can never drop."""
+async def play_in_loop(task: Task, length: int, seed: int, folder: Path) -> tuple[Verdict | None, str | None]:
+    """The oracle in the agent loop with its default settings, on the world of (length, seed)
+    (from the world cache when it holds it): the verdict when it claimed done, else why not."""
+    from envs.core.env import LocaEnv
+    from scaffolds.clients import ScriptedClient
+    from scaffolds.loop import AgentLoop
 
-    turns: int = 0
-    calls: int = 0
-    largest: str = ""
-
-    def counted(self, script: Script) -> Script:
-        try:
-            step = next(script)
-            while True:
-                self.turns += 1
-                requests = step if isinstance(step, list) else [step]
-                text = "".join(r.arguments if isinstance(r.arguments, str) else json.dumps(r.arguments)
-                               for r in requests if isinstance(r, ToolRequest))
-                if len(text) > len(self.largest):
-                    self.largest = text
-                step = script.send((yield step))
-        except StopIteration as stop:
-            return stop.value
-
-    def over(self, limits: Limits, room: int | None) -> str | None:
-        """What exceeds the agent loop's default limits, if anything; `room`: the input budget
-        left after the first request (None when the first request does not fit: the first
-        request's own row reports that)."""
-        if self.calls > limits.max_tool_calls:
-            return f"{self.calls} tool calls, over the limit of {limits.max_tool_calls}"
-        if self.turns > limits.max_turns:
-            return f"{self.turns} turns, over the limit of {limits.max_turns}"
-        if room is not None and len(self.largest) > room and (size := count_tokens(self.largest)) > room:
-            return f"a turn of {size} tokens of tool calls, over the {room} the input budget leaves"
-        return None
+    client = ScriptedClient.from_script(agents(task.name).script("oracle"))
+    result = await AgentLoop(LocaEnv(task.name), client, LOOP, context_blind=True).run(
+        seed, {"length": length, "episode_dir": str(folder / "world")}, folder)
+    if result.terminal_state == "claimed_done" and result.verdict is not None:
+        return Verdict.model_validate(result.verdict), None
+    why = result.error.message if result.error else "no terminal call"
+    return None, f"{result.terminal_state}: {why}"
 
 
 async def recomputes_truth(task: Task, world: World) -> bool:
@@ -154,7 +125,7 @@ def initial_request_tokens(task: Task, world: World) -> int:
                  for s in gateway.specs]
     finally:
         gateway.close()
-    return (schema_tokens(tools) + count_tokens(get_prompt(_DEFAULTS.system_prompt).text)
+    return (schema_tokens(tools) + count_tokens(get_prompt(LOOP.system_prompt).text)
             + count_tokens(task.spec.instruction(world)))
 
 
@@ -167,23 +138,26 @@ def _initial_outcome(length: int, seed: int, measured: int, size: int) -> Outcom
 
 async def validate_world(task: Task, length: int, seed: int, tmp: Path) -> list[Outcome]:
     """The rows of one (length, seed): the ground truth recomputed, the first request's size,
-    then every scripted agent on its own copy of the world (built under `tmp`)."""
+    the oracle in the agent loop, then every other scripted agent on its own copy of the world
+    (built under `tmp`, and kept in the world cache for the loop's reset)."""
     scripted = agents(task.name)
     base = tmp / "base"
-    world = await build_to_target(task, base, length, seed)
+    world, _ = await obtain_world(task, base, length, seed)
     measured = world.meta.env_description_tokens
     assert measured is not None
     same = await recomputes_truth(task, _fresh_copy(base, tmp / "play"))
     first = initial_request_tokens(task, world)
+    verdict, over = await play_in_loop(task, length, seed, tmp / "loop")
     outcomes = [Outcome(VALIDATOR, length, seed, measured, () if same else ("ground_truth",), None),
-                _initial_outcome(length, seed, measured, first)]
-    room = BUDGET - first if first <= BUDGET else None
+                _initial_outcome(length, seed, measured, first),
+                Outcome(ORACLE, length, seed, measured, (*(verdict.failed_names() if verdict else ()),
+                                                         *([OVER_LIMITS] if over else [])),
+                        None, bool(verdict and verdict.errored), over)]
     for agent in scripted.names():
-        verdict, effort = await _play(task, _fresh_copy(base, tmp / "play"), agent)
-        over = effort.over(LIMITS, room) if scripted.must_fail(agent) is None else None
-        outcomes.append(Outcome(agent, length, seed, measured,
-                                (*verdict.failed_names(), *([OVER_LIMITS] if over else [])),
-                                scripted.must_fail(agent), verdict.errored, over))
+        if agent != ORACLE:
+            verdict = await play_script(task, _fresh_copy(base, tmp / "play"), agent)
+            outcomes.append(Outcome(agent, length, seed, measured, tuple(verdict.failed_names()),
+                                    scripted.must_fail(agent), verdict.errored))
     return outcomes
 
 

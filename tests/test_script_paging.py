@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from loca.core.script import ToolReply, ToolRequest, Turn, call_all, paged_by_offset, paged_by_token
+from loca.core.script import TURN_CHARS, ToolReply, ToolRequest, Turn, call_all, paged_by_offset, paged_by_token
 
 
 def _drive(turn: Turn, answer: Any) -> tuple[list[list[ToolRequest]], Any]:
@@ -62,6 +62,24 @@ def test_a_failed_page_raises() -> None:
     next(turn)
     with pytest.raises(RuntimeError, match="q failed"):
         turn.send([ToolReply("Error [NOT_FOUND]", True)])
+
+
+def test_call_all_splits_large_calls_into_turns_within_the_size_bound() -> None:
+    """Hundreds of mails are sent in a few turns, each within TURN_CHARS of arguments, in order."""
+    body = "x" * (TURN_CHARS // 10)
+    requests = [ToolRequest("send", {"n": n, "body": body}) for n in range(35)]
+    script = call_all(requests)
+    turns, replies = [], []
+    turn = next(script)
+    with pytest.raises(StopIteration) as done:
+        while True:
+            turns.append([r.arguments["n"] for r in turn])  # type: ignore[index]
+            assert sum(len(json.dumps(r.arguments)) for r in turn) <= TURN_CHARS
+            answer = [ToolReply(str(r.arguments["n"]), False) for r in turn]  # type: ignore[index]
+            replies += answer
+            turn = script.send(answer)
+    assert len(turns) == 4 and [n for t in turns for n in t] == list(range(35))
+    assert done.value.value == list(range(35))
 
 
 def test_call_all_is_one_turn_that_must_all_succeed() -> None:

@@ -59,16 +59,37 @@ def call(name: str, arguments: Mapping[str, Any]) -> Generator[ToolRequest, list
     return parse_reply(reply)
 
 
+TURN_CHARS = 40_000
+"""At most this many characters of call arguments in one turn of `call_all` (about 10K tokens),
+so a turn the agent loop must keep whole, its calls and their results, fits the input budget
+beside the first request whatever the world's size."""
+
+
 def call_all(requests: list[ToolRequest]) -> Turn:
-    """One turn of parallel calls that must all succeed (none: no turn); their JSON (or text)
-    comes back in order."""
-    if not requests:
-        return []
-    replies = yield requests
-    for request, reply in zip(requests, replies, strict=True):
-        if reply.is_error:
-            raise RuntimeError(f"{request.name} failed: {reply.text}")
-    return [parse_reply(reply) for reply in replies]
+    """Parallel calls that must all succeed, in as few turns as keep each turn's arguments
+    within `TURN_CHARS` (none: no turn); their JSON (or text) comes back in order."""
+    found: list[Any] = []
+    for turn in _turns(requests):
+        replies = yield turn
+        for request, reply in zip(turn, replies, strict=True):
+            if reply.is_error:
+                raise RuntimeError(f"{request.name} failed: {reply.text}")
+        found += [parse_reply(reply) for reply in replies]
+    return found
+
+
+def _turns(requests: list[ToolRequest]) -> Generator[list[ToolRequest], None, None]:
+    turn: list[ToolRequest] = []
+    size = 0
+    for request in requests:
+        chars = len(request.arguments if isinstance(request.arguments, str) else json.dumps(request.arguments))
+        if turn and size + chars > TURN_CHARS:
+            yield turn
+            turn, size = [], 0
+        turn.append(request)
+        size += chars
+    if turn:
+        yield turn
 
 
 def parse_reply(reply: ToolReply) -> Any:

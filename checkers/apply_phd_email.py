@@ -15,7 +15,7 @@ from typing import Any
 from pypdf import PdfReader
 
 from checkers import mail as mail_checks
-from checkers.kit import SHOWN, Checks, Context, no_side_effects
+from checkers.kit import SHOWN, Checks, Context, fail_on, no_side_effects
 from checkers.mail import SentMessage, sent_mail
 from checkers.normalize import E, S
 from checkers.verdict import CheckFailed
@@ -144,11 +144,6 @@ def _each(ctx: Context, judge: Any) -> list[str]:
     return problems
 
 
-def _fail_on(problems: list[str]) -> None:
-    if problems:
-        raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
-
-
 # ---------------------------------------------------------------- checks
 
 _EXACTLY_EXPECTED, _ONE_EACH = mail_checks.recipients(ANSWER), mail_checks.one_each(ANSWER)
@@ -172,7 +167,7 @@ def email_form(ctx: Context) -> str:
             archive(ctx, m)
         except CheckFailed as exc:
             problems.append(f"to {', '.join(m.recipients)}: {exc}")
-    _fail_on(problems)
+    fail_on(problems)
     return f"{len(sent_mail(ctx))} messages with the subject and one readable ZIP each"
 
 
@@ -184,7 +179,7 @@ def root_folder(ctx: Context) -> str:
         return None if tops == {f"{want['root']}/"} else f"top-level entries {sorted(tops)[:SHOWN]}, " \
                                                             f"expected only the folder {want['root']}/"
 
-    _fail_on(_each(ctx, judge))
+    fail_on(_each(ctx, judge))
     return "every ZIP has the one expected root folder"
 
 
@@ -199,7 +194,7 @@ def tree(ctx: Context) -> str:
             return None
         return "; ".join(f"{what} {items[:SHOWN]}" for what, items in (("missing", missing), ("extra", extra)) if items)
 
-    _fail_on(_each(ctx, judge))
+    fail_on(_each(ctx, judge))
     return "every ZIP holds exactly the requested tree"
 
 
@@ -214,7 +209,7 @@ def file_contents(ctx: Context) -> str:
                  and hashlib.sha256(box.files[f"{root}/{path}"]).hexdigest() != sources[source]]
         return f"not identical to their sources: {wrong[:SHOWN]}" if wrong else None
 
-    _fail_on(_each(ctx, judge))
+    fail_on(_each(ctx, judge))
     return "every copied file is identical to its source"
 
 
@@ -245,7 +240,7 @@ def merged_awards(ctx: Context) -> str:
                     return f"{path} page {number} is not the certificate of {award['title']} ({award['year']})"
         return None
 
-    _fail_on(_each(ctx, judge))
+    fail_on(_each(ctx, judge))
     return "every merged awards PDF has one certificate per page, oldest first"
 
 

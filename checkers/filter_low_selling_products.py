@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from checkers.kit import SHOWN, Checks, Context, set_problems
+from checkers.kit import SHOWN, Checks, Context, fail_on, set_problems
 from checkers.mail import mailbox, one_each, recipients, sent_mail
 from checkers.normalize import E, S
 from checkers.verdict import CheckFailed
@@ -303,8 +303,7 @@ def no_side_effects(ctx: Context) -> str:
     other = _other_mail(ctx.world, before.tables["email_message"].max_rowid)
     if other:
         problems.append(f"mail other than the sent newsletters: {_show(other)}")
-    if problems:
-        raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
+    fail_on(problems)
     return "nothing outside the task's writable set changed"
 
 

@@ -248,6 +248,12 @@ def order_as_truth(out: TableFile, key: str | None = None) -> CheckFn:
 
 # ---------------------------------------------------------------- the rest of the world
 
+def fail_on(problems: list[str]) -> None:
+    """Fail the check with the first `SHOWN` of `problems`, if there are any."""
+    if problems:
+        raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
+
+
 def no_side_effects(spec: TaskSpec) -> CheckFn:
     """Nothing changed but the task's writable set: rows that existed are unchanged and still
     there; new rows only where the task's outputs add them; workspace input files unchanged
@@ -257,8 +263,7 @@ def no_side_effects(spec: TaskSpec) -> CheckFn:
         before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
         problems = snapshot.changes(ctx.world, before, snapshot_ignore(list(spec.servers.values())),
                                     exclude_files=spec.writable_files, growable=spec.growable_tables)
-        if problems:
-            raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
+        fail_on(problems)
         return "nothing outside the task's writable set changed"
 
     return check

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from checkers.kit import SHOWN, Checks, Context, set_problems
+from checkers.kit import SHOWN, Checks, Context, fail_on, set_problems
 from checkers.mail import one_each, recipients, sent_mail
 from checkers.normalize import E, I, S, Si
 from checkers.verdict import CheckFailed
@@ -233,8 +233,7 @@ def no_side_effects(ctx: Context) -> str:
     if catalog != ctx.truth["catalog"]:
         shown = [f"{row[1]} {json.loads(row[2]) and [c['name'] for c in json.loads(row[2])]}" for row in catalog]
         problems.append(f"the BigQuery tables are now {shown}")
-    if problems:
-        raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
+    fail_on(problems)
     return "nothing changed but the CRM rows added and the mail sent"
 
 

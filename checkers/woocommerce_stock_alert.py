@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checkers.kit import SHOWN, AgentTable, Checks, Context, cell_equal, set_problems
+from checkers.kit import SHOWN, AgentTable, Checks, Context, cell_equal, fail_on, set_problems
 from checkers.mail import SentMessage, mailbox, sent_mail
 from checkers.normalize import E, S, Si
 from checkers.verdict import CheckFailed
@@ -208,8 +208,7 @@ def no_side_effects(ctx: Context) -> str:
     for tab, cells in frozen["cells"].items():
         if now["cells"].get(tab) != cells:
             problems.append(f"the cells of {tab} changed")
-    if problems:
-        raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
+    fail_on(problems)
     return f"only the {ALERT_TAB} rows and the mail of {mailbox(ctx.world)} changed"
 
 

@@ -26,6 +26,9 @@ CRM_COLUMNS = {"id": "INT64", "woocommerce_id": "INT64", "email": "STRING", "fir
                "last_name": "STRING", "phone": "STRING", "first_order_date": "DATE", "welcome_email_sent": "BOOL",
                "welcome_email_date": "DATE", "sync_date": "DATE"}
 CRM_PHYSICAL = "bq_data_1"  # the CRM table's storage: the only BigQuery table of the world
+# The BigQuery catalog as frozen at generation and compared at grading (modification times left out).
+CATALOG_TABLE = "bq_table"
+CATALOG = f"SELECT dataset_id, name, columns_json, description, physical FROM {CATALOG_TABLE} ORDER BY id"
 TEMPLATE_FILE = "welcome_email_template.md"
 CREDENTIALS_FILE = "admin_credentials.txt"
 STORE, NAME, ORDER_ID, AMOUNT, ORDER_DATE = ("[Store Name]", "[Customer Name]", "[Order ID]", "[Order Amount]",

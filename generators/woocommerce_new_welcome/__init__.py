@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
 
 from envs.woocommerce_new_welcome import (
+    CATALOG,
     COUPON,
     CREDENTIALS_FILE,
     CRM,
@@ -53,7 +54,6 @@ VERSION = "1"
 PROJECT = "storefront-analytics"
 _TEMPLATES = templates(str(Path(__file__).parent / "templates"))
 PAYMENTS = (("stripe", "Credit Card (Stripe)"), ("paypal", "PayPal"), ("bacs", "Direct bank transfer"))
-CATALOG = ("SELECT dataset_id, name, columns_json, description, physical FROM bq_table ORDER BY id")
 
 
 class Params(BaseModel):

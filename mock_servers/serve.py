@@ -10,6 +10,7 @@ a JSON-RPC answer, malformed lines included (`mock_servers.stdio`)."""
 from __future__ import annotations
 
 import argparse
+import gc
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -94,4 +95,6 @@ def main(argv: list[str] | None = None) -> None:
         world = World.load(args.world)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
-    run_app(load_toolbox(args.server).build(world), args.transport, args.host, args.port, names)
+    app = load_toolbox(args.server).build(world)
+    gc.freeze()  # the loaded modules and the app live as long as the process: out of the collector's way
+    run_app(app, args.transport, args.host, args.port, names)

@@ -5,6 +5,7 @@ gateway builds only the tools that are called, and a reset tokenizes the tool li
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from pathlib import Path
 
@@ -127,3 +128,15 @@ def test_warm_up_is_done_once_and_reported(any_task: Task) -> None:
         assert info["builds"] == 1
     finally:
         env.close()
+
+
+def test_warm_up_freezes_what_it_loaded_out_of_the_collectors_reach(any_task: Task,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later full collection walks only what was made after the warm-up, not the loaded
+    modules and schemas (a task not warmed in this process, so its warm-up runs here)."""
+    monkeypatch.setattr("envs.core.env._WARM", set())
+    gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+    warm_up(any_task)
+    assert gc.get_freeze_count() > 10_000
+    assert len(gc.get_objects()) < gc.get_freeze_count() / 4

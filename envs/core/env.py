@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import json
 import shutil
 import tempfile
@@ -72,7 +73,11 @@ def warm_up(task: Task) -> float:
     """The one-time work of a process for `task`: the ORM's mapper configuration and the
     listings of the task's tools. The first reset does it; a worker may call it when it starts
     instead. Seconds it took (0.0 once done). The tokenizer is loaded when a reset first
-    measures a world (a reset from the world cache needs none)."""
+    measures a world (a reset from the world cache needs none).
+
+    What is loaded by then (modules, schemas, mappers: some 190,000 objects) lives as long as
+    the process, so it is frozen out of the garbage collector's reach: a full collection that
+    walked it took about 0.12 s, and fell on whichever reset or tool call came next."""
     if task.name in _WARM:
         return 0.0
     started = time.perf_counter()
@@ -81,6 +86,7 @@ def warm_up(task: Task) -> float:
     configure_mappers()
     for toolbox in toolboxes:
         listings(toolbox)
+    gc.freeze()
     _WARM.add(task.name)
     return time.perf_counter() - started
 

@@ -47,9 +47,10 @@ def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any], **truth: 
     before the agent acts, writable files left out) and the content hash."""
     write_text_atomic(world.truth_dir / "truth.json",
                       json.dumps({"answer": answer, **truth}, indent=1, ensure_ascii=False) + "\n")
-    taken = snapshot.take(world, snapshot_ignore(list(spec.servers.values())), spec.writable_files)
+    ignored = snapshot_ignore(list(spec.servers.values()))
+    taken = snapshot.take(world, ignored, spec.writable_files)
     write_text_atomic(world.truth_dir / "snapshot.json", taken.model_dump_json(indent=1) + "\n")
-    world.meta.content_hash = content_hash(world)
+    world.meta.content_hash = content_hash(world, snapshot.whole_tables(taken, ignored))
     world.save()
     return world
 

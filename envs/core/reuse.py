@@ -40,7 +40,7 @@ def code_digest(task: Task) -> str:
 @cache
 def _code_digest(name: str) -> str:
     task = get_task(name)
-    roots = [task.generator_dir, _package_dir("mock_servers.core"),
+    roots = [task.generator_dir, _package_dir("loca.core"), _package_dir("mock_servers.core"),
              *(_package_dir(f"mock_servers.{server}") for server in sorted(set(task.spec.servers.values())))]
     shared = sorted(p for p in task.generator_dir.parent.glob("*.py"))
     h = hashlib.sha256()

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -146,25 +147,34 @@ def _exclusive_temp(path: Path) -> tuple[int, Path]:
 _DIGEST_BATCH = 4096  # rows turned into digest input at once
 
 
-def digest_rows(h: Any, rows: sqlite3.Cursor, end: str = "") -> int:
-    """Feed `rows` to the hash `h`, each as the repr of its SQLite values (int, float, str,
-    bytes, None: exact, floats round-trip, about 3x cheaper than JSON) followed by `end`, in
-    batches (the same bytes as row by row, at a fraction of the calls). The number of rows."""
-    count = 0
+def table_digest(conn: sqlite3.Connection, table: str, columns: Sequence[str] | None = None,
+                 max_rowid: int | None = None) -> tuple[int, str]:
+    """How many rows `table` has (up to `max_rowid`) and the sha256 of them in rowid order, each
+    as the repr of its (rowid, *columns) SQLite values (all columns when None: int, float, str,
+    bytes, None are exact and floats round-trip, about 3x cheaper than JSON). Rows are encoded
+    in batches: the same bytes as row by row, at a fraction of the calls."""
+    selected = "*" if columns is None else ", ".join(f'"{c}"' for c in columns) or "rowid"
+    where, args = ("", ()) if max_rowid is None else ("WHERE rowid <= ? ", (max_rowid,))
+    rows = conn.execute(f'SELECT rowid, {selected} FROM "{table}" {where}ORDER BY rowid', args)
+    h, count = hashlib.sha256(), 0
     while batch := rows.fetchmany(_DIGEST_BATCH):
         count += len(batch)
-        h.update((end.join(map(repr, batch)) + end).encode())
-    return count
+        h.update("".join(map(repr, batch)).encode())
+    return count, h.hexdigest()
 
 
-def _db_digest(path: Path, h: Any) -> None:
+def tables(conn: sqlite3.Connection) -> list[str]:
+    """The database's tables by name, SQLite's own left out."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+
+
+def _db_digest(path: Path, h: Any, known: Mapping[str, str]) -> None:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        for table in tables:
-            h.update(f"\x1etable {table}\n".encode())
-            digest_rows(h, conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'), "\n")
+        for table in tables(conn):
+            digest = known[table] if table in known else table_digest(conn, table)[1]
+            h.update(f"\x1etable {table} {digest}\n".encode())
     finally:
         conn.close()
 
@@ -177,14 +187,15 @@ def _tree_digest(root: Path, h: Any) -> None:
         h.update(hashlib.sha256(path.read_bytes()).digest())
 
 
-def content_hash(world: World) -> str:
+def content_hash(world: World, known: Mapping[str, str] | None = None) -> str:
     """sha256 of what the world holds: identity, database rows, workspace and truth files.
-    Measured and derived fields of `world.json` (length, hash) are left out."""
+    Measured and derived fields of `world.json` (length, hash) are left out. `known`: whole-table
+    digests (`table_digest` with all columns) already taken of this state, not read again."""
     h = hashlib.sha256()
     ident = world.meta.model_dump(include={"task", "seed", "params", "now", "tz", "tick_s",
                                            "generator_version", "accounts"})
     h.update(json.dumps(ident, sort_keys=True).encode())
-    _db_digest(world.state_path, h)
+    _db_digest(world.state_path, h, known or {})
     _tree_digest(world.workspace, h)
     _tree_digest(world.truth_dir, h)
     return h.hexdigest()

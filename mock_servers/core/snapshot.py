@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 
 from pydantic import BaseModel
 
-from loca.core.world import World, digest_rows
+from loca.core.world import World, table_digest, tables
 
 # table -> ignored columns (None: the whole table)
 Ignored = Mapping[str, frozenset[str] | None]
@@ -35,21 +35,13 @@ class Snapshot(BaseModel):
     files: dict[str, str]
 
 
-def _tables(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-
-
 def _table_state(conn: sqlite3.Connection, name: str, ignored: frozenset[str],
                  max_rowid: int | None = None) -> TableState:
     cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")') if r[1] not in ignored]
     top = conn.execute(f'SELECT max(rowid) FROM "{name}"').fetchone()[0] or 0
     limit = top if max_rowid is None else max_rowid
-    h = hashlib.sha256()
-    selected = ", ".join(f'"{c}"' for c in cols) or "rowid"
-    count = digest_rows(h, conn.execute(f'SELECT rowid, {selected} FROM "{name}" WHERE rowid <= ? ORDER BY rowid',
-                                        (limit,)))
-    return TableState(rows=count, max_rowid=limit, digest=h.hexdigest())
+    count, digest = table_digest(conn, name, cols, limit)
+    return TableState(rows=count, max_rowid=limit, digest=digest)
 
 
 def _ignored_for(ignored: Ignored, name: str) -> frozenset[str] | None:
@@ -73,14 +65,21 @@ def take(world: World, ignored: Ignored, exclude_files: Iterable[str] = ()) -> S
     """The snapshot of `world` as it stands."""
     conn = sqlite3.connect(f"file:{world.state_path}?mode=ro", uri=True)
     try:
-        tables = {}
-        for name in _tables(conn):
+        states = {}
+        for name in tables(conn):
             skip = _ignored_for(ignored, name)
             if skip is not None:
-                tables[name] = _table_state(conn, name, skip)
+                states[name] = _table_state(conn, name, skip)
     finally:
         conn.close()
-    return Snapshot(tables=tables, files=file_digests(world, exclude_files))
+    return Snapshot(tables=states, files=file_digests(world, exclude_files))
+
+
+def whole_tables(snapshot: Snapshot, ignored: Ignored) -> dict[str, str]:
+    """Of a snapshot just taken with `ignored`, the digests of the tables it read whole (no
+    column ignored): each is that table's `table_digest`, which `content_hash` need not take
+    again."""
+    return {name: state.digest for name, state in snapshot.tables.items() if _ignored_for(ignored, name) == frozenset()}
 
 
 def changes(world: World, before: Snapshot, ignored: Ignored, exclude_files: Iterable[str] = (),
@@ -90,7 +89,7 @@ def changes(world: World, before: Snapshot, ignored: Ignored, exclude_files: Ite
     problems: list[str] = []
     conn = sqlite3.connect(f"file:{world.state_path}?mode=ro", uri=True)
     try:
-        now = set(_tables(conn))
+        now = set(tables(conn))
         for name, old in before.tables.items():
             if name not in now:
                 problems.append(f"table {name} was dropped")

@@ -14,7 +14,7 @@ import pytest
 
 from envs.core import calibration
 from envs.core.calibration import TOLERANCE, build_to_target, load_table
-from envs.core.length_model import LengthModel, fit
+from envs.core.length_model import LengthModel, fit, fit_features
 from envs.core.registry import Task, tasks
 from loca.core.world import World
 
@@ -79,6 +79,44 @@ def test_fit_recovers_a_known_model(any_task: Task) -> None:
     assert fitted.per_primary == pytest.approx(500.0, rel=0.01)
     assert fitted.per_primary_sq == pytest.approx(0.25, rel=0.05)
     assert fitted.intercept == pytest.approx(900.0, abs=30)
+
+
+def test_fit_features_recovers_known_coefficients() -> None:
+    points = [((float(n), float(chars)), round(40.0 + 90.0 * n + 0.3 * chars))
+              for n in range(5, 400, 13) for chars in (300 * n, 420 * n + 999)]
+    assert fit_features(points) == pytest.approx([40.0, 90.0, 0.3], rel=0.02, abs=2.0)
+
+
+def _sketching_tasks() -> list[Task]:
+    """The tasks whose generator sketches length features (their tables' models use them)."""
+    return [t for t in tasks().values() if t.length_features(t.resolve_params(
+        {t.spec.scale.primary: t.spec.scale.lo}), 0) is not None]
+
+
+def test_a_sketching_task_ships_features_that_explain_its_table() -> None:
+    """The estimate from each table entry's sketch is closer to what it measured than the
+    model's curve, whose misses are the seeds' own offsets."""
+    assert _sketching_tasks(), "no generator sketches its worlds"
+    for task in _sketching_tasks():
+        table = load_table(task)
+        assert table is not None and table.model is not None and table.model.features is not None, task.name
+        sketch_misses, curve_misses = [], []
+        for seeds in table.entries.values():
+            for seed, entry in seeds.items():
+                features = task.length_features(entry.params, int(seed))
+                assert features is not None
+                sketch_misses.append(abs(table.model.estimate(features) - entry.measured) / entry.measured)
+                curve_misses.append(abs(table.model.value(task, entry.params) - entry.measured) / entry.measured)
+        assert max(sketch_misses) < 0.03 and statistics.median(sketch_misses) < statistics.median(curve_misses)
+
+
+def test_the_sketch_aims_the_first_build_of_an_unseen_seed(tmp_path: Path) -> None:
+    """At 8k, where a seed's content moves the length most, every unseen seed lands within the
+    tolerance in one build."""
+    for task in _sketching_tasks():
+        for seed in range(100, 110):
+            world = _build(task, tmp_path / f"{task.name}-{seed}", 8_000, seed)
+            assert world.meta.builds == 1, (task.name, seed, world.meta.env_description_tokens)
 
 
 def test_a_first_miss_is_corrected_without_the_search(any_task: Task, tmp_path: Path,

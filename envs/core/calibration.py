@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from envs.core.build import build_world
-from envs.core.length_model import LengthModel, fit
+from envs.core.length_model import LengthModel, fit, fit_features
 from envs.core.registry import Task
 from loca.core.world import World, write_text_atomic
 
@@ -171,8 +171,9 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
                           tolerance: float = TOLERANCE) -> World:
     """The world of (target, seed) at `root`, built once from the table's entry when it has
     one, else from the parameters its other seeds have at that target or the length model's
-    prediction (corrected while it misses the tolerance, `MODEL_BUILDS` builds at most), else by
-    the exact search. `world.json` records how many builds it took."""
+    prediction (moved by the seed's own sketch when the generator makes one, then corrected
+    while it misses the tolerance, `MODEL_BUILDS` builds at most), else by the exact search.
+    `world.json` records how many builds it took."""
     table = load_table(task)
     entry = table.entries.get(str(target), {}).get(str(seed)) if table else None
     builds = 0
@@ -192,6 +193,9 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
     size = 0
     if table is not None and table.model is not None:
         params = _tier_params(task, table, target) or table.model.predict(task, target)
+        features = task.length_features(params, seed) if table.model.features else None
+        if features is not None:  # aimed with the seed's own sketch before anything is built
+            params = table.model.correct(task, params, round(table.model.estimate(features)), target)
         world, size = await build(params)
         for _ in range(MODEL_BUILDS - 1):
             if _within(size, target, tolerance):
@@ -234,10 +238,15 @@ def _within(size: int, target: int, tolerance: float) -> bool:
 
 async def fit_model(task: Task, table: Table) -> LengthModel:
     """The task's length model fit from the table's entries; the fine slope (tokens per fine
-    item) is measured on the smallest target's first seeds, one extra build each."""
+    item) is measured on the smallest target's first seeds, one extra build each. The estimate
+    from length features is fit too when the generator sketches them."""
     per_fine = await _fine_slope(task, table) if task.spec.scale.fine is not None else None
-    points = [(e.params, e.measured) for seeds in table.entries.values() for e in seeds.values()]
-    return fit(task, points, per_fine)
+    entries = [(int(seed), e) for seeds in table.entries.values() for seed, e in seeds.items()]
+    model = fit(task, [(e.params, e.measured) for _, e in entries], per_fine)
+    sketches = [(task.length_features(e.params, seed), e.measured) for seed, e in entries]
+    if all(f is not None for f, _ in sketches):
+        model.features = fit_features([(f, m) for f, m in sketches if f is not None])
+    return model
 
 
 async def _fine_slope(task: Task, table: Table) -> float:

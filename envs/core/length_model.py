@@ -6,7 +6,15 @@ own offset from the model (a correction or two), instead of searched.
     length ≈ intercept + per_primary·p + per_primary_sq·p² + per_fine·(fine − default fine of p)
 
 The primary count p carries the bulk of the length; the fine count (distractors, when the task
-has a fine knob) fills the remainder of one primary step and absorbs the seed's offset."""
+has a fine knob) fills the remainder of one primary step and absorbs the seed's offset.
+
+A generator that can sketch a world without building it (`length_features`: how many items it
+will hold and how many characters their texts have) gets a second, per-seed estimate,
+
+    length ≈ c0 + c1·feature1 + c2·feature2 + ...
+
+fit on the same table; a first build is aimed with it, so that a seed whose content runs long or
+short is caught before anything is built."""
 
 from __future__ import annotations
 
@@ -24,6 +32,12 @@ class LengthModel(BaseModel):
     per_primary: float
     per_primary_sq: float
     per_fine: float | None = None  # tokens per fine item; None: the task has no fine knob
+    features: list[float] | None = None  # [c0, c1, ...] of the estimate from length features
+
+    def estimate(self, features: tuple[float, ...]) -> float:
+        """The length a world with these length features is estimated to measure."""
+        assert self.features is not None and len(features) == len(self.features) - 1
+        return self.features[0] + sum(c * f for c, f in zip(self.features[1:], features, strict=True))
 
     def curve(self, primary: int) -> float:
         """Predicted length with the default fine count."""
@@ -118,9 +132,22 @@ def fit(task: Task, points: Iterable[tuple[dict[str, int], int]], per_fine: floa
     raise ValueError(f"{task.name}: the measured length does not grow with {scale.primary}")
 
 
+def fit_features(points: Iterable[tuple[tuple[float, ...], int]]) -> list[float]:
+    """[c0, c1, ...] of length ≈ c0 + Σ ci·feature_i, least squares on relative error over
+    measured (length features, length) points."""
+    rows = list(points)
+    if len(rows) <= len(rows[0][0]) + 1:
+        raise ValueError("too few calibration points to fit the length features")
+    return _least_squares([[1.0, *f] for f, _ in rows], [float(m) for _, m in rows])
+
+
 def _weighted_fit(rows: list[tuple[int, float]], degree: int) -> list[float]:
-    x = np.array([[float(p) ** k for k in range(degree + 1)] for p, _ in rows])
-    y = np.array([size for _, size in rows])
+    return _least_squares([[float(p) ** k for k in range(degree + 1)] for p, _ in rows], [size for _, size in rows])
+
+
+def _least_squares(x_rows: list[list[float]], sizes: list[float]) -> list[float]:
+    """Coefficients minimising the relative error of x·c against `sizes`."""
+    x, y = np.array(x_rows), np.array(sizes)
     weights = 1.0 / np.maximum(y, 1.0)
     coef, *_ = np.linalg.lstsq(x * weights[:, None], y * weights, rcond=None)
     return [round(float(c), 6) for c in coef]

@@ -34,7 +34,7 @@ class Task:
     @cached_property
     def generator(self) -> ModuleType:
         """`generators.<task>`: `generate(root, params, seed, target_tokens)`, `resolve_params`,
-        `VERSION`."""
+        `VERSION`, and optionally `length_features(params, seed)`."""
         return importlib.import_module(f"generators.{self.name}")
 
     @cached_property
@@ -61,6 +61,12 @@ class Task:
         """Build the world of (params, seed) at `root` (replacing anything there)."""
         world: World = self.generator.generate(root, params, seed, target_tokens)
         return world
+
+    def length_features(self, params: dict[str, Any], seed: int) -> tuple[float, ...] | None:
+        """What the world of (params, seed) will hold, sketched without building it (counts and
+        text sizes), from the generator's optional `length_features`; None when it has none."""
+        sketch = getattr(self.generator, "length_features", None)
+        return None if sketch is None else tuple(float(x) for x in sketch(params, seed))
 
     def resolve_params(self, params: dict[str, Any]) -> dict[str, int]:
         """`params` validated, with the derived parameters filled in."""

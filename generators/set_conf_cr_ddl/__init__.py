@@ -31,7 +31,7 @@ from generators.set_conf_cr_ddl.plan import (
     plan_world,
     truth_events,
 )
-from generators.set_conf_cr_ddl.render import conference_text, misc_text, name_pool
+from generators.set_conf_cr_ddl.render import Text, conference_text, misc_text, name_pool
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.calendar import domain as calendar
@@ -63,18 +63,35 @@ def _secret(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(16))
 
 
-def _write_mail(session: Session, plan: WorldPlan, text_rng: random.Random, secrets: random.Random,
-                fake_rng: random.Random) -> dict[str, object]:
+def _texts(plan: WorldPlan, rngs: WorldRng) -> list[Text]:
+    """The sender, subject and body of every e-mail of the plan, in its order."""
+    text_rng = rngs.stream("texts")
+    fake = seeded_faker(rngs.stream("misc"))
+    names = name_pool(fake)
+    acronyms = [t.conference.acronym for t in plan.targets]
+    return [misc_text(text_rng, fake, names, plan.owner, acronyms) if m.conference is None
+            else conference_text(text_rng, names, m) for m in plan.mails]
+
+
+def _compose(p: dict[str, int], rngs: WorldRng) -> tuple[WorldPlan, list[Text]]:
+    plan = plan_world({name: rngs.stream(name) for name in STREAMS}, seeded_faker(rngs.stream("faker")),
+                      p["num_target"], p["num_noise"], p["num_misc_emails"])
+    return plan, _texts(plan, rngs)
+
+
+def length_features(params: dict[str, object], seed: int) -> tuple[int, int]:
+    """What the world of (params, seed) will hold, without building it: its e-mails, and the
+    characters of their senders, subjects and bodies (the length model's features)."""
+    _, texts = _compose(resolve_params(params), WorldRng(TASK.name, seed))
+    return len(texts), sum(len(t.sender) + len(t.sender_name) + len(t.subject) + len(t.body) for t in texts)
+
+
+def _write_mail(session: Session, plan: WorldPlan, texts: list[Text], secrets: random.Random) -> dict[str, object]:
     """The owner's account, logged in, and every e-mail delivered to its inbox, oldest first."""
     owner = plan.owner
     account = mail.add_account(session, address=owner.email, name=owner.name, password=_secret(secrets),
                                salt=_secret(secrets), created_at=NOW.replace(year=NOW.year - 3))
-    fake = seeded_faker(fake_rng)
-    names = name_pool(fake)
-    acronyms = [t.conference.acronym for t in plan.targets]
-    for m in plan.mails:
-        text = (misc_text(text_rng, fake, names, owner, acronyms) if m.conference is None
-                else conference_text(text_rng, names, m))
+    for m, text in zip(plan.mails, texts, strict=True):
         mail.deliver(session, sender=text.sender, sender_name=text.sender_name, to=[owner.email],
                      subject=text.subject, body=text.body, date=m.at)
     assert account.id is not None
@@ -97,15 +114,12 @@ def generate(root: Path, params: dict[str, object], seed: int,
     content hash."""
     p = Params.model_validate(params).resolved()
     rngs = WorldRng(TASK.name, seed)
-    fake = seeded_faker(rngs.stream("faker"))
-    plan = plan_world({name: rngs.stream(name) for name in STREAMS}, fake, p["num_target"],
-                      p["num_noise"], p["num_misc_emails"])
+    plan, texts = _compose(p, rngs)
     meta = WorldMeta(task=TASK.name, seed=seed, params=p, now=NOW.isoformat(), tz=plan.zone,
                      target_tokens=target_tokens, generator_version=VERSION)
     world, db = create_world(root, meta, TASK.servers.values())
     with db.write() as session:
-        world.meta.accounts["email"] = _write_mail(session, plan, rngs.stream("texts"),
-                                                   rngs.stream("secrets"), rngs.stream("misc"))
+        world.meta.accounts["email"] = _write_mail(session, plan, texts, rngs.stream("secrets"))
         world.meta.accounts["calendar"] = _write_calendar(session, plan)
     db.dispose()
     write_text_atomic(world.workspace / INFO_FILE, info_text(plan))

@@ -5,7 +5,8 @@
 
 Figures: the first and a later 8K reset in fresh processes (imports excluded; the user cache
 warm with the world cached, warm with the world cache off, and cold), medians over
-`--processes` processes; per task, with the world cache off, resets at 8K and 256K for the
+`--processes` processes, for the first task in all three cases and for every task in the second;
+per task, with the world cache off, resets at 8K and 256K for the
 table seeds 0-4 and for seeds 100-119 (in no table), and over seeds 100-119 at 8K, 64K and 256K
 the builds per world and the largest deviation from the target (`bench_gym.py --write`
 includes this section)."""
@@ -70,6 +71,22 @@ def fresh_process(task: str, length: str, seed: int, cache: str | None,
                          check=True, capture_output=True, text=True).stdout
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return result
+
+
+def first_reset_per_task(names: list[str], processes: int) -> list[str]:
+    """The first and a later 8K reset of every task in fresh processes, user cache warm, world
+    cache off (every world built): the case of a new worker process."""
+    lines = [f"First and later 8K reset of every task (seed 0; fresh processes, imports excluded; user cache "
+             f"warm, world cache off; median of {processes} processes):", "",
+             "| task | first reset s | of which warm-up s | later reset s | first - later s |", "|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="loca-cache-") as warm:
+        for task in names:
+            fresh_process(task, "8k", 0, warm, world_cache=False)  # fills the user cache
+            runs = [fresh_process(task, "8k", 0, warm, world_cache=False) for _ in range(processes)]
+            med = {k: statistics.median(r[k] for r in runs) for k in ("first", "warm_up", "later")}
+            gap = statistics.median(r["first"] - r["later"] for r in runs)
+            lines.append(f"| {task} | {med['first']:.3f} | {med['warm_up']:.3f} | {med['later']:.3f} | {gap:.3f} |")
+    return lines
 
 
 def first_reset_lines(task: str, processes: int) -> list[str]:
@@ -156,7 +173,8 @@ def reset_section(names: list[str], processes: int, jobs: int = 1) -> list[str]:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return [SECTION, "", f"{os.cpu_count()} cores; load average at the start {load} (other jobs share the "
             "machine: absolute seconds are inflated, ratios within one process less so).", "",
-            *first_reset_lines(names[0], processes), "", *sweep_lines(names, jobs), ""]
+            *first_reset_lines(names[0], processes), "", *first_reset_per_task(names, processes), "",
+            *sweep_lines(names, jobs), ""]
 
 
 def main() -> None:

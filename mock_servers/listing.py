@@ -39,7 +39,8 @@ def listings(toolbox: Toolbox) -> dict[str, Listing]:
     (and the cache file rewritten)."""
     known = _listings.setdefault(toolbox.server, {})
     if not set(toolbox.defs) <= set(known):
-        known.update(_read_cache().get(toolbox.server, {}))
+        for server, cached in _read_cache().items():  # every server's at once: one parse a process
+            _listings.setdefault(server, {}).update(cached)
     missing = [name for name in toolbox.defs if name not in known]
     if missing:
         for name in missing:

@@ -73,6 +73,12 @@ def fresh_process(task: str, length: str, seed: int, cache: str | None,
     return result
 
 
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Median of each figure over the processes' runs, and of their first - later gaps."""
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]} | {
+        "gap": statistics.median(r["first"] - r["later"] for r in runs)}
+
+
 def first_reset_per_task(names: list[str], processes: int) -> list[str]:
     """The first and a later 8K reset of every task in fresh processes, user cache warm, world
     cache off (every world built): the case of a new worker process."""
@@ -82,10 +88,9 @@ def first_reset_per_task(names: list[str], processes: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="loca-cache-") as warm:
         for task in names:
             fresh_process(task, "8k", 0, warm, world_cache=False)  # fills the user cache
-            runs = [fresh_process(task, "8k", 0, warm, world_cache=False) for _ in range(processes)]
-            med = {k: statistics.median(r[k] for r in runs) for k in ("first", "warm_up", "later")}
-            gap = statistics.median(r["first"] - r["later"] for r in runs)
-            lines.append(f"| {task} | {med['first']:.3f} | {med['warm_up']:.3f} | {med['later']:.3f} | {gap:.3f} |")
+            med = _medians([fresh_process(task, "8k", 0, warm, world_cache=False) for _ in range(processes)])
+            lines.append(f"| {task} | {med['first']:.3f} | {med['warm_up']:.3f} | {med['later']:.3f} | "
+                         f"{med['gap']:.3f} |")
     return lines
 
 
@@ -103,10 +108,9 @@ def first_reset_lines(task: str, processes: int) -> list[str]:
             for _ in range(processes):
                 with tempfile.TemporaryDirectory(prefix="loca-cache-") as cold:
                     runs.append(fresh_process(task, "8k", 0, cache or cold, worlds))
-            med = {k: statistics.median(r[k] for r in runs) for k in ("imports", "first", "warm_up", "later")}
-            gap = statistics.median(r["first"] - r["later"] for r in runs)
+            med = _medians(runs)
             lines.append(f"| {label} | {med['imports']:.2f} | {med['first']:.3f} | {med['warm_up']:.3f} | "
-                         f"{med['later']:.3f} | {gap:.3f} |")
+                         f"{med['later']:.3f} | {med['gap']:.3f} |")
     return lines
 
 

@@ -69,15 +69,13 @@ def test_call_all_splits_large_calls_into_turns_within_the_size_bound() -> None:
     body = "x" * (TURN_CHARS // 10)
     requests = [ToolRequest("send", {"n": n, "body": body}) for n in range(35)]
     script = call_all(requests)
-    turns, replies = [], []
+    turns = []
     turn = next(script)
     with pytest.raises(StopIteration) as done:
         while True:
             turns.append([r.arguments["n"] for r in turn])  # type: ignore[index]
             assert sum(len(json.dumps(r.arguments)) for r in turn) <= TURN_CHARS
-            answer = [ToolReply(str(r.arguments["n"]), False) for r in turn]  # type: ignore[index]
-            replies += answer
-            turn = script.send(answer)
+            turn = script.send([ToolReply(str(r.arguments["n"]), False) for r in turn])  # type: ignore[index]
     assert len(turns) == 4 and [n for t in turns for n in t] == list(range(35))
     assert done.value.value == list(range(35))
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from envs.core.registry import Task
+from envs.core.reuse import obtain_world
 from loca import validate
 from loca.core.world import World
 from loca.validate import run_validation
@@ -52,8 +53,6 @@ def test_a_context_the_oracle_cannot_fit_even_truncated_is_a_violation(
 
 
 async def _world(task: Task, root: Path) -> World:
-    from envs.core.reuse import obtain_world
-
     world, _ = await obtain_world(task, root / "w", 8000, 0)
     return world
 

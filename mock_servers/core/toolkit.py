@@ -39,7 +39,9 @@ from fastmcp.exceptions import ValidationError as FastMCPValidationError
 from fastmcp.resources import FunctionResource
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from fastmcp.tools import FunctionTool, Tool
+from fastmcp.utilities.types import get_cached_typeadapter
 from mcp.types import ToolAnnotations
+from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 from sqlmodel import Session
 
@@ -148,6 +150,7 @@ class Toolbox:
         self.defs: dict[str, ToolDef] = {}
         self.resources: dict[str, tuple[Callable[[Call], Any], str]] = {}
         self._templates: dict[tuple[str, str, str], FunctionTool] = {}
+        self._validators: dict[str, TypeAdapter[Any]] = {}
 
     def tool(
         self,
@@ -222,6 +225,20 @@ class Toolbox:
             tool.parameters = normalize_schema(tool.parameters)
             self._templates[key] = tool
         return self._templates[key]
+
+    def validator(self, name: str) -> TypeAdapter[Any]:
+        """Validates the arguments of tool `name` exactly as its FastMCP tool does (the same
+        signature and annotations, through FastMCP's own adapter factory) and gives them back as
+        keyword arguments: the fast path's check, without FastMCP's per-call wrapping."""
+        if name not in self._validators:
+            template = self.template(name, name, "")
+
+            def arguments(**kwargs: Any) -> dict[str, Any]:
+                return kwargs
+
+            _mirror(template.fn, arguments)
+            self._validators[name] = get_cached_typeadapter(arguments)
+        return self._validators[name]
 
     def build(self, world: World, config: dict[str, Any] | None = None,
               db: Database | None = None) -> FastMCP:
@@ -327,8 +344,8 @@ class ServerRuntime:
             message = strip_host_paths(f"{type(exc).__name__}: {exc}")
             raise ToolError(self.error_text(tdef.name, Code.INTERNAL, message)) from None
 
-    def format_argument_error(self, name: str, exc: FastMCPValidationError) -> str:
-        cause = exc.__cause__
+    def format_argument_error(self, name: str, exc: FastMCPValidationError | PydanticValidationError) -> str:
+        cause = exc if isinstance(exc, PydanticValidationError) else exc.__cause__
         if isinstance(cause, PydanticValidationError):
             tool = self.tools.get(name)
             properties = tool.parameters.get("properties", {}) if tool else {}
@@ -336,7 +353,8 @@ class ServerRuntime:
         return self.error_text(name, Code.INVALID_ARGUMENT, str(exc))
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """The gym's fast path: the same tool objects the FastMCP app serves, called directly."""
+        """The gym's fast path: the tool's body called directly, its arguments checked exactly as
+        the FastMCP app checks them (`Toolbox.validator`)."""
         tool = self.tools.get(name)
         if tool is None:
             return ToolOutcome(unknown_tool(name), True)
@@ -346,11 +364,11 @@ class ServerRuntime:
             outcome = ToolOutcome(refused, True)
         else:
             try:
-                result = await tool.run(arguments)
-                outcome = ToolOutcome(result.content[0].text, False)  # type: ignore[union-attr]
+                kwargs = self.toolbox.validator(name).validate_python(arguments)
+                outcome = ToolOutcome(self._execute(self.toolbox.defs[name], kwargs), False)
             except ToolError as exc:
                 outcome = ToolOutcome(str(exc), True)
-            except FastMCPValidationError as exc:
+            except PydanticValidationError as exc:
                 outcome = ToolOutcome(self.format_argument_error(name, exc), True)
         self.audit(name, arguments, outcome, started)
         return outcome

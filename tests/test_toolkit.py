@@ -102,6 +102,24 @@ def test_errors_have_one_format(runtime):
     assert "/home/someone" not in out.text
 
 
+@pytest.mark.parametrize("arguments", [
+    {}, {"count": 3}, {"count": "3"}, {"count": 11}, {"count": True}, {"count": 2.5}, {"count": None},
+    {"limit": 3}, {"title": 7}, {"cells": [1, "a", None, True]}, {"cells": [[1]]},
+    {"edits": [{"old": "x"}]}, {"edits": [{"old": "x", "new": "y"}]}, {"edits": "x"}])
+def test_both_paths_check_arguments_alike(runtime, arguments):
+    """The in-process fast path validates without FastMCP's wrapper: its answers must be the
+    MCP app's, text for text."""
+    from fastmcp import Client
+
+    async def over_mcp() -> tuple[str, bool]:
+        async with Client(runtime.app) as client:
+            result = await client.call_tool("demo_echo", arguments, raise_on_error=False)
+            return result.content[0].text, result.is_error
+
+    fast = run(runtime.call("demo_echo", arguments))
+    assert (fast.text, fast.is_error) == run(over_mcp())
+
+
 def test_failed_write_rolls_back_and_successful_writes_tick(runtime):
     out = run(runtime.call("demo_write_then_fail", {}))
     assert out.text == "Error [INVALID_ARGUMENT]: demo_write_then_fail: refused on purpose\nHint: do not call this"

@@ -1,7 +1,8 @@
 """Table-driven google_sheet calls: each case runs on a fresh copy of the seeded world (see
 tests/google_sheet_seed.py) and states the output or the error it must give. `@Inventory`
 stands for that spreadsheet's id; `Values` compares the values of a get_sheet_data result,
-`Keys` the given keys of a result, `Err` the error code (and a part of the message)."""
+`Exact` their JSON text (telling true from 1 and 1 from 1.0), `Keys` the given keys of a result,
+`Err` the error code (and a part of the message)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ from tests.google_sheet_seed import build_sheets
 class Values:
     rows: list[list[Any]]
     range: str | None = None
+
+
+@dataclass(frozen=True)
+class Exact:
+    text: str
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,11 @@ CASES: list[Case] = [
     ("write-forced-text", "update_cells", write("A1:B1", [["'0042", "'=1+1"]]), Keys({"updatedColumns": 2})),
     ("write-bool-text", "update_cells", write("A1", [["true"]]), Keys({"updatedRows": 1})),
     ("write-formula", "update_cells", write("A1:C1", [[2, 3, "=A1*B1"]]), Keys({"updatedCells": 3})),
+    ("write-every-kind", "update_cells", write("A1:J3", [
+        [True, "FALSE", "2025-03-01", 2.5, 1e20, "", "=1/0", "'", "x", 9007199254740993],
+        [],
+        ["=C1+0.5", "=A1", -3, "=C1", "0.30000000000000004", -0.0, "'2", "=D1*2", None, "=J1-1"]]),
+     Keys({"updatedRows": 3})),
     ("write-open-range", "update_cells", write("B2:C", [[1, 2], [3, 4], [5, 6]]),
      Keys({"updatedRange": "Sheet1!B2:C4"})),
     ("write-row-range", "update_cells", write("3:3", [[1, 2, 3]]), Keys({"updatedRange": "Sheet1!A3:C3"})),
@@ -176,6 +187,9 @@ AFTER: dict[str, tuple[str, dict[str, Any], Any]] = {
     "write-forced-text": ("get_sheet_data", read("A1:B1", "Sheet1", EMPTY), Values([["0042", "=1+1"]])),
     "write-bool-text": ("get_sheet_data", read("A1", "Sheet1", EMPTY), Values([[True]])),
     "write-formula": ("get_sheet_data", read("A1:C1", "Sheet1", EMPTY), Values([[2, 3, 6]])),
+    "write-every-kind": ("get_sheet_data", read("A1:K4", "Sheet1", EMPTY), Exact(
+        '[[true,false,"2025-03-01",2.5,1e+20,"","#DIV/0!","","x",9007199254740992.0],[],'
+        '["2025-03-01",true,-3,"2025-03-01",0.30000000000000004,0,"2",5,"",9007199254740991]]')),
     "write-open-range": ("get_sheet_data", read("A1:C4", "Sheet1", EMPTY), Values([[], ["", 1, 2], ["", 3, 4],
                                                                                    ["", 5, 6]])),
     "write-grows-grid": ("list_sheets", {"spreadsheet_id": EMPTY}, Keys({"sheets": [
@@ -208,7 +222,9 @@ def _check(tool: str, text: str, is_error: bool, expected: Any) -> None:
         return
     assert not is_error, text
     got = json.loads(text)
-    if isinstance(expected, Values):
+    if isinstance(expected, Exact):
+        assert json.dumps(got["valueRanges"][0]["values"], ensure_ascii=False, separators=(",", ":")) == expected.text
+    elif isinstance(expected, Values):
         value_range = got["valueRanges"][0]
         assert value_range["values"] == expected.rows
         assert expected.range is None or value_range["range"] == expected.range, value_range["range"]

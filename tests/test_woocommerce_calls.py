@@ -1,10 +1,12 @@
 """Table-driven WooCommerce calls: each case runs on a fresh copy of the store of
 tests/woocommerce_seed.py and states the output or the error it must give. `Ids` compares the
 ids of a page's items (and its total and totalPages when given), `Keys` the given keys of a
-result, `Err` the error code (and a part of the message)."""
+result, `Err` the error code (and a part of the message), `Digest` the SHA-256 of the whole
+output (pinning its bytes: dates in the site's zone, money, meta data, key order)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,11 @@ class Err:
     part: str = ""
 
 
+@dataclass(frozen=True)
+class Digest:
+    sha256: str
+
+
 Case = tuple[str, str, dict[str, Any], Any]
 BOOT_TERMS = {"categories": [{"id": 2, "name": "Shoes", "slug": "shoes"}],
               "tags": [{"id": 1, "name": "winter", "slug": "winter"}]}
@@ -54,6 +61,8 @@ CASES: list[Case] = [
     ("products-page-negative", "woo_products_list", {"page": -2}, Err("INVALID_ARGUMENT", "'page'")),
     ("products-page-as-text", "woo_products_list", {"page": "2", "perPage": 6}, Ids([1], 7, 2)),
     ("products-page-fraction", "woo_products_list", {"page": 1.5}, Err("INVALID_ARGUMENT", "'page'")),
+    ("products-whole-output", "woo_products_list", {"perPage": 100},
+     Digest("333d061afad0f0f05891d6dd16d2df3dd4acc1bc85e35e3d1b41177fa7162fd5")),
     # products: sorting and filters
     ("products-popularity", "woo_products_list", {"orderby": "popularity", "perPage": 4}, Ids([7, 4, 2, 1])),
     ("products-price-asc", "woo_products_list", {"orderby": "price", "order": "asc"}, Ids([4, 3, 2, 6, 7, 1, 5])),
@@ -118,6 +127,8 @@ CASES: list[Case] = [
     ("reviews-bad-status", "woo_products_reviews_list", {"status": "deleted"}, Err("INVALID_ARGUMENT", "status")),
     # orders
     ("orders-default", "woo_orders_list", {}, Ids([4, 6, 3, 2, 7, 5, 1], 7, 1)),
+    ("orders-whole-output", "woo_orders_list", {"perPage": 100},
+     Digest("f8e4de6d59faf66bbc8273bc09e429fd45031b812abc9963f575dcf709d595be")),
     ("orders-completed", "woo_orders_list", {"status": ["completed"]}, Ids([6, 1], 2)),
     ("orders-bad-status", "woo_orders_list", {"status": ["shipped"]}, Err("INVALID_ARGUMENT", "status")),
     ("orders-of-customer", "woo_orders_list", {"customer": 1}, Ids([3, 7, 1])),
@@ -168,6 +179,8 @@ CASES: list[Case] = [
      Err("INVALID_ARGUMENT", "amount")),
     # customers
     ("customers-default", "woo_customers_list", {}, Ids([1, 2, 3], 3)),
+    ("customers-whole-output", "woo_customers_list", {"perPage": 100},
+     Digest("e157851ac1a48323b2aeab816bb64edbfee8f718caabd19c5105f03169abedb4")),
     ("customers-all-roles", "woo_customers_list", {"role": "all", "order": "desc"}, Ids([4, 3, 2, 1], 4)),
     ("customers-by-email", "woo_customers_list", {"email": "BOB@example.com"}, Ids([2], 1)),
     ("customers-bad-orderby", "woo_customers_list", {"orderby": "email"}, Err("INVALID_ARGUMENT", "orderby")),
@@ -251,6 +264,9 @@ def check(result: tuple[str, bool], expected: Any) -> None:
         assert expected.part in text, text
         return
     assert not is_error, text
+    if isinstance(expected, Digest):
+        assert hashlib.sha256(text.encode()).hexdigest() == expected.sha256, text
+        return
     found = json.loads(text)
     if isinstance(expected, Ids):
         assert [item[expected.key] for item in found["items"]] == expected.ids

@@ -14,7 +14,7 @@ from mock_servers.core.errors import invalid
 from mock_servers.core.formulas import Ref, parse_ref
 from mock_servers.core.formulas.a1 import MAX_ROWS, render_box
 from mock_servers.google_sheet.domain.book import Sheet, check_grid
-from mock_servers.google_sheet.domain.values import CellInput, Entry, entered, shown
+from mock_servers.google_sheet.domain.values import SHOWN_KIND_SQL, SHOWN_SQL, CellInput, Entry, entered, shown
 
 MAX_CELL_CHARS = 50_000  # the Sheets limit of one cell
 
@@ -62,23 +62,20 @@ def read_box(sheet: Sheet, ref: Ref) -> Box:
 
 def values(session: Session, sheet: Sheet, box: Box) -> list[list[Any]]:
     """The values of the rectangle, row 1 of the result being its first row; trailing empty
-    rows and each row's trailing empty cells left out, as the Sheets API does."""
-    found = sql.run(session, "SELECT row, col, value, value_type FROM gs_cell WHERE sheet = ? "
-                    "AND row BETWEEN ? AND ? AND col BETWEEN ? AND ? AND value IS NOT NULL "
-                    "ORDER BY row, col", (sheet.pk, box.r1, box.r2, box.c1, box.c2))
+    rows and each row's trailing empty cells left out, as the Sheets API does. SQL shows most
+    values and leaves out the cells shown as "" (`value != ''` also drops empty results)."""
+    found = sql.run(session, f"SELECT row - ?, col - ?, {SHOWN_SQL}, {SHOWN_KIND_SQL} FROM gs_cell WHERE sheet = ? "
+                    "AND row BETWEEN ? AND ? AND col BETWEEN ? AND ? AND value != '' ORDER BY row, col",
+                    (box.r1, box.c1, sheet.pk, box.r1, box.r2, box.c1, box.c2))
     rows: list[list[Any]] = []
     for row, cells in groupby(found, itemgetter(0)):
         line: list[Any] = []
         for _, col, value, kind in cells:
-            shown_value = value if kind == "string" else shown(value, kind)
-            if shown_value == "":
-                continue
-            if col - box.c1 > len(line):
-                line += [""] * (col - box.c1 - len(line))
-            line.append(shown_value)
-        if line:
-            rows += [[] for _ in range(row - box.r1 - len(rows))]
-            rows.append(line)
+            if col > len(line):
+                line += [""] * (col - len(line))
+            line.append(value if kind is None else shown(value, kind))
+        rows += [[] for _ in range(row - len(rows))]
+        rows.append(line)
     return rows
 
 

@@ -127,6 +127,19 @@ def shown(value: float | str | None, value_type: str) -> Any:
     return value
 
 
+# `shown` in SQL, for a `gs_cell` row. SHOWN_KIND_SQL is NULL for text, errors, numbers below
+# 2**53 and whole-day dates, whose shown value SHOWN_SQL gives; for the rest (booleans, larger
+# numbers, other dates) it is the value type, SHOWN_SQL the stored value, and `shown` finishes.
+# 2415018.5 is the Julian day of serial 0.
+_SQL_WHOLE = "value = CAST(value AS INTEGER)"
+SHOWN_KIND_SQL = ("CASE WHEN value_type = 'bool' OR (value_type = 'number' AND NOT abs(value) < 9007199254740992.0) "
+                  f"OR (value_type = 'date' AND NOT ({_SQL_WHOLE} AND value BETWEEN -693593 AND 2958465)) "
+                  "THEN value_type END")
+SHOWN_SQL = (f"CASE WHEN {SHOWN_KIND_SQL} IS NOT NULL THEN value "
+             f"WHEN value_type = 'number' AND {_SQL_WHOLE} THEN CAST(value AS INTEGER) "
+             "WHEN value_type = 'date' THEN date(2415018.5 + value) ELSE value END")
+
+
 def formatted(value: float | str | None, value_type: str) -> str:
     """The value as the sheet displays it."""
     if value is None:

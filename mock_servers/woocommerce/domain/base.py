@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -32,15 +33,20 @@ class Store:
     now: datetime
     zone: ZoneInfo
 
-    @property
+    @cached_property
     def now_z(self) -> str:
         return iso_z(self.now)
 
 
 # ---- money -----------------------------------------------------------------------------------
 
+_TWO_DECIMALS = re.compile(r"-?(?:0|[1-9]\d{0,24})\.\d\d")  # as stored: already what `money` returns
+
+
 def money(value: Decimal | str | int) -> str:
     """A 2-decimal string, as the REST API returns money."""
+    if isinstance(value, str) and _TWO_DECIMALS.fullmatch(value):
+        return value
     return str(Decimal(value).quantize(CENT, ROUND_HALF_UP))
 
 
@@ -97,12 +103,25 @@ def _site_time(field: str, value: str, zone: ZoneInfo, end_of_day: bool) -> date
                       hint="e.g. 2025-01-15 or 2025-01-15T10:00:00 (site time) or 2025-01-15T10:00:00Z") from None
 
 
+@lru_cache(maxsize=65536)
+def _hour_offset(zone: ZoneInfo, hour: str) -> timedelta | None:
+    """The zone's UTC offset all through the UTC hour `YYYY-MM-DDTHH`; None when it changes in it."""
+    start = datetime.fromisoformat(f"{hour}:00:00+00:00")
+    offset = start.astimezone(zone).utcoffset()
+    return offset if (start + timedelta(seconds=3599)).astimezone(zone).utcoffset() == offset else None
+
+
 def site_pair(stored: str | None, zone: ZoneInfo) -> tuple[str | None, str | None]:
-    """A stored instant as the REST API's (site-local, GMT) pair without offsets."""
+    """A stored instant (UTC, `YYYY-MM-DDTHH:MM:SSZ`) as the REST API's (site-local, GMT) pair
+    without offsets. The zone's offset is looked up once per UTC hour."""
     if stored is None:
         return None, None
-    moment = datetime.fromisoformat(stored.replace("Z", "+00:00"))
-    return moment.astimezone(zone).strftime("%Y-%m-%dT%H:%M:%S"), stored[:19]
+    gmt = stored[:19]
+    moment = datetime.fromisoformat(gmt)
+    offset = _hour_offset(zone, stored[:13])
+    if offset is None:
+        offset = moment.replace(tzinfo=UTC).astimezone(zone).utcoffset()
+    return (moment + offset).isoformat() if offset else gmt, gmt
 
 
 def site_local(stored: str | None, zone: ZoneInfo) -> str | None:
@@ -123,15 +142,20 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def loads_each(texts: Sequence[str]) -> list[Any]:
+    """Each stored JSON text (one value, as `dumps` wrote it) decoded, in a single parse."""
+    return json.loads(f"[{','.join(texts)}]")
+
+
 def meta_of(session: Session, entity: str, ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
     """Meta data per entity id: [{id, key, value}] in id order."""
     found: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     if not ids:
         return found
-    for mid, owner, key, value in sql.run(
-            session, f"SELECT id, entity_id, key, value FROM woo_meta WHERE entity = ? AND entity_id IN "
-            f"({sql.marks(len(ids))}) ORDER BY id", (entity, *ids)):
-        found[owner].append({"id": mid, "key": key, "value": json.loads(value)})
+    rows = sql.run(session, f"SELECT id, entity_id, key, value FROM woo_meta WHERE entity = ? AND entity_id IN "
+                   f"({sql.marks(len(ids))}) ORDER BY id", (entity, *ids)).fetchall()
+    for (mid, owner, key, _), value in zip(rows, loads_each([r[3] for r in rows])):
+        found[owner].append({"id": mid, "key": key, "value": value})
     return found
 
 

@@ -11,7 +11,17 @@ from typing import Any, NamedTuple
 
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
-from mock_servers.woocommerce.domain.base import Store, dumps, like, meta_of, money, page_of, set_meta, site_pair
+from mock_servers.woocommerce.domain.base import (
+    Store,
+    dumps,
+    like,
+    loads_each,
+    meta_of,
+    money,
+    page_of,
+    set_meta,
+    site_pair,
+)
 from mock_servers.woocommerce.domain.orders import address
 
 HASH_ROUNDS = 1000
@@ -52,12 +62,13 @@ COLUMNS = ("c.id, c.email, c.first_name, c.last_name, c.username, c.role, c.date
 
 def views(store: Store, found: Sequence[Customer]) -> list[dict[str, Any]]:
     meta = meta_of(store.session, "customer", [c.id for c in found])
+    stored = loads_each([text for c in found for text in (c.billing, c.shipping)])
     out = []
-    for c in found:
+    for c, billing, shipping in zip(found, stored[::2], stored[1::2]):
         created, created_gmt = site_pair(c.date_created, store.zone)
         out.append({"id": c.id, "email": c.email, "first_name": c.first_name, "last_name": c.last_name,
                     "username": c.username, "role": c.role, "date_created": created, "date_created_gmt": created_gmt,
-                    "billing": address(c.billing), "shipping": address(c.shipping),
+                    "billing": address(billing), "shipping": address(shipping),
                     "is_paying_customer": bool(c.paid), "orders_count": c.orders_count,
                     "total_spent": money(str(round(float(c.total_spent or 0), 2))), "meta_data": meta[c.id]})
     return out

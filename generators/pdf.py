@@ -23,12 +23,16 @@ CREATOR = "LOCA gym"
 
 
 def deterministic_canvas(out: io.BytesIO, content: object, *, title: str, author: str, moment: datetime,
-                         subject: str = "", page_size: str = "letter") -> Canvas:
+                         subject: str = "", page_size: str = "letter", compress: bool = True,
+                         initial_font: str = FONT) -> Canvas:
     """A reportlab canvas writing to `out` whose bytes depend only on its arguments and what is
     drawn: invariant mode, dates from `moment`, and a document id derived from `content` (any
-    JSON value that identifies what will be drawn)."""
+    JSON value that identifies what will be drawn). `compress=False` leaves the page streams
+    plain (a short page is cheaper to write and to read back uncompressed); `initial_font` is
+    the font each page starts in (the only font a page then lists, if it draws in no other)."""
     date = pdf_date(moment)
-    canvas = Canvas(out, pagesize=PAGE_SIZES[page_size], invariant=1, pageCompression=1)
+    canvas = Canvas(out, pagesize=PAGE_SIZES[page_size], invariant=1, pageCompression=int(compress),
+                    initialFontName=initial_font)
     # The document id would otherwise hash reportlab's fixed timestamp (or SOURCE_DATE_EPOCH).
     identity = json.dumps([content, title, author, subject, date, page_size])
     canvas._doc.signature = hashlib.md5(identity.encode(), usedforsecurity=False)

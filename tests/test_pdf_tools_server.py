@@ -15,7 +15,7 @@ from pypdf import PdfReader, PdfWriter
 
 from generators.pdf import pdf_bytes, write_pdf
 from mock_servers.core import snapshot
-from mock_servers.pdf_tools import search, toolbox
+from mock_servers.pdf_tools import documents, search, toolbox
 from tests.harness import ServerHarness
 
 MOMENT = datetime(2025, 1, 15, 10, 0, tzinfo=UTC)
@@ -172,6 +172,17 @@ def test_a_changed_file_is_read_again(pdfs: ServerHarness) -> None:
     assert "Invoice INV-101" in pdfs.ok_text("read_pdf_pages", pdf_file_path="invoices.pdf")
     (pdfs.ws / "invoices.pdf").write_bytes(_pdf([["Credit note CN-1"]]))
     assert "Credit note CN-1" in pdfs.ok_text("read_pdf_pages", pdf_file_path="invoices.pdf")
+
+
+def test_parsed_pdfs_are_kept_within_their_budget(pdfs: ServerHarness, monkeypatch: Any) -> None:
+    for name in "abc":
+        (pdfs.ws / f"{name}.pdf").write_bytes(_pdf([[f"page {name}"]], title=name.upper()))
+    monkeypatch.setattr(documents, "_CACHE_TOTAL_BYTES", 2 * (pdfs.ws / "a.pdf").stat().st_size)
+    for name in "abac":
+        assert f"page {name}" in pdfs.ok_text("read_pdf_pages", pdf_file_path=f"{name}.pdf")
+    kept = pdfs.runtime.state["pdf_tools.documents"]
+    assert [shown for shown, _ in kept.pdfs] == ["/workspace/a.pdf", "/workspace/c.pdf"]
+    assert kept.size == sum(pdf.size for pdf in kept.pdfs.values())
 
 
 def test_text_output_is_cut_at_a_line_boundary(make_world: Any) -> None:

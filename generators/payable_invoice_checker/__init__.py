@@ -62,7 +62,7 @@ from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.email import domain as mail
 from mock_servers.snowflake.seed import ColumnDef, DatabaseDef, SchemaDef, TableDef, build
 
-VERSION = "1"
+VERSION = "2"
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 STREAMS = ("company", "suppliers", "invoices", "existing", "ids", "secrets")
 

@@ -14,6 +14,8 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 from reportlab.lib.colors import Color, black, white
+from reportlab.lib.rl_accel import escapePDF, fp_str
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
 from generators.payable_invoice_checker.plan import PAID, PARTIAL, REVIEW, UNPAID, Invoice
@@ -99,17 +101,32 @@ def _percent(rate: Decimal) -> str:
 
 
 class _Page:
-    """Drawing helpers over one canvas."""
+    """Drawing helpers over one canvas. A text run is one text object placed with `Td` (from
+    the origin, as `BT` resets the text matrix); the fill colour and the font are set only when
+    they change. The page's content stream stays short (cheap to write and to parse) and
+    extracts to the same text as one drawString per run."""
 
     def __init__(self, canvas: Canvas, style: Style) -> None:
         self.c, self.style = canvas, style
+        self._fill: Color | None = None
+        self._font: tuple[str, float] | None = None
+
+    def fill(self, colour: Color) -> None:
+        if colour != self._fill:
+            self.c.setFillColor(colour)
+            self._fill = colour
 
     def text(self, x: float, y: float, value: str, size: float = 9.5, bold: bool = False,
              colour: Color = black, align: str = "left") -> None:
-        self.c.setFillColor(colour)
-        self.c.setFont(self.style.bold if bold else self.style.font, size)
-        draw = {"left": self.c.drawString, "right": self.c.drawRightString, "centre": self.c.drawCentredString}
-        draw[align](x, y, value)
+        """Draw `value` with its left end (or, for align="right", its right end) at x."""
+        self.fill(colour)
+        font = self.style.bold if bold else self.style.font
+        if (font, size) != self._font:
+            self.c.setFont(font, size)
+            self._font = (font, size)
+        if align == "right":
+            x -= stringWidth(value, font, size)
+        self.c.addLiteral(f"BT {fp_str(x, y)} Td ({escapePDF(value.encode('cp1252'))}) Tj T* ET")
 
     def rule(self, y: float, colour: Color) -> None:
         self.c.setStrokeColor(colour)
@@ -120,7 +137,7 @@ class _Page:
 def _header(page: _Page, invoice: Invoice) -> float:
     style, supplier = page.style, invoice.supplier
     if style.band:
-        page.c.setFillColor(style.accent)
+        page.fill(style.accent)
         page.c.rect(0, HEIGHT - 90, WIDTH, 90, stroke=0, fill=1)
         page.text(LEFT, HEIGHT - 50, supplier.name, 18, True, white)
         page.text(RIGHT, HEIGHT - 50, style.title, 14, True, white, "right")
@@ -214,7 +231,8 @@ def invoice_pdf(invoice: Invoice, company: str) -> bytes:
     out = io.BytesIO()
     moment = datetime.combine(invoice.issued, time(9, 0), tzinfo=UTC)
     canvas = deterministic_canvas(out, invoice.invoice_id, title=f"Invoice {invoice.invoice_id}",
-                                  author=invoice.supplier.name, moment=moment)
+                                  author=invoice.supplier.name, moment=moment, compress=False,
+                                  initial_font=style.font)
     page = _Page(canvas, style)
     y = _header(page, invoice)
     y = _details(page, invoice, company, y)

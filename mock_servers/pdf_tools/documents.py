@@ -131,6 +131,29 @@ def _existing_file(call: Call, path: str) -> Path:
     return target
 
 
+class _Parsed:
+    """The parsed PDFs a server keeps, by (shown path, content digest), least recently read
+    first, with their total size."""
+
+    def __init__(self) -> None:
+        self.pdfs: OrderedDict[tuple[str, bytes], Pdf] = OrderedDict()
+        self.size = 0
+
+    def get(self, key: tuple[str, bytes]) -> Pdf | None:
+        pdf = self.pdfs.get(key)
+        if pdf is not None:
+            self.pdfs.move_to_end(key)
+        return pdf
+
+    def keep(self, key: tuple[str, bytes], pdf: Pdf) -> None:
+        if pdf.size > _CACHE_MAX_BYTES:
+            return
+        self.pdfs[key] = pdf
+        self.size += pdf.size
+        while self.size > _CACHE_TOTAL_BYTES:
+            self.size -= self.pdfs.popitem(last=False)[1].size
+
+
 def open_pdf(call: Call, path: str) -> Pdf:
     """The workspace PDF at `path`, parsed (or taken from this server's memory when the same
     content was parsed before; small files only)."""
@@ -141,15 +164,11 @@ def open_pdf(call: Call, path: str) -> Pdf:
                           f"{MAX_PDF_BYTES // (1024 * 1024)} MB")
     data = target.read_bytes()
     key = (shown, hashlib.sha256(data).digest())
-    cache: OrderedDict[tuple[str, bytes], Pdf] = call.state.setdefault(_CACHE_KEY, OrderedDict())
-    if key in cache:
-        cache.move_to_end(key)
-        return cache[key]
-    pdf = Pdf(data, shown)
-    if pdf.size <= _CACHE_MAX_BYTES:
-        cache[key] = pdf
-        while sum(kept.size for kept in cache.values()) > _CACHE_TOTAL_BYTES:
-            cache.popitem(last=False)
+    parsed: _Parsed = call.state.setdefault(_CACHE_KEY, _Parsed())
+    pdf = parsed.get(key)
+    if pdf is None:
+        pdf = Pdf(data, shown)
+        parsed.keep(key, pdf)
     return pdf
 
 

@@ -52,7 +52,7 @@ def bigquery_run_query(
         max_results: Annotated[int, Field(ge=1, le=10_000, description="Rows to return (default 1000, "
                                           "max 10000)")] = 1000,
         start_index: Annotated[int, Field(ge=0, le=2**62, description="Result rows to skip (default 0)")] = 0,
-) -> dict[str, Any]:
+) -> dict[str, Any] | str:
     """Run one BigQuery statement: SELECT (joins, CTEs, window functions, UNION, subqueries), INSERT,
     UPDATE, DELETE, MERGE, CREATE [OR REPLACE] TABLE [AS SELECT], DROP TABLE, ALTER TABLE ADD COLUMN,
     TRUNCATE TABLE. Tables: dataset.table, `project.dataset.table`, `project:dataset.table`;
@@ -198,7 +198,8 @@ def bigquery_export_table(
     gcs.bucket_row(call.session, destination_bucket)
     columns = [c.name for c in ref.columns]
     found = sql.run(call.session, f"SELECT * FROM {ident(ref.physical)} ORDER BY rowid").fetchall()
-    rows = [[bq_types.show(v, c.type) for v, c in zip(row, ref.columns)] for row in found]
+    values = [bq_types.show.column(column, c.type) for column, c in zip(zip(*found), ref.columns)]
+    rows = list(map(list, zip(*values)))
     data = bq_load.export(columns, rows, file_format)
     kind = "application/x-ndjson" if file_format == "NEWLINE_DELIMITED_JSON" else "text/csv"
     meta = gcs.put_object(call.session, destination_bucket, destination_path, data, kind, call.now)

@@ -26,6 +26,8 @@ def _parse(node: exp.Expression, kind: str) -> exp.Expression:
 
 
 def _visit(node: exp.Expression) -> exp.Expression:
+    if not isinstance(node, exp.Func):  # every rewrite below is of a function
+        return node
     if isinstance(node, exp.TimeToStr) and node.args.get("format") is not None:
         return _call("FORMAT_MOMENT", node.args["format"], node.this)
     if isinstance(node, exp.StrToDate) and node.args.get("format") is not None:

@@ -11,13 +11,14 @@ from sqlglot import exp
 
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid
-from mock_servers.core.output import dump_json, items_that_fit
+from mock_servers.core.output import items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
 from mock_servers.google_cloud import base, bq_functions, bq_store, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
-from mock_servers.sqlfront import Engine, Statement, parse
+from mock_servers.sqlfront import Engine, Rows, Statement, parse
 from mock_servers.sqlfront.names import name_parts
+from mock_servers.sqlfront.output import envelope_json, rows_json
 
 DIALECT = "bigquery"
 RUNS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE"})
@@ -120,17 +121,21 @@ def dry_run(call: Call, text: str) -> dict[str, Any]:
     return {"statement_type": statement_type(statement), "schema": schema, "valid": True}
 
 
-def _fit(envelope: dict[str, Any], cap: int) -> dict[str, Any]:
-    if len(dump_json(envelope)) <= cap:
-        return envelope
-    rows = envelope["rows"]
+def _fit(envelope: dict[str, Any], rows: Rows, cap: int) -> dict[str, Any] | str:
+    """The envelope with `rows`: its JSON text, built without a dict per row, when it fits the
+    output cap (the toolkit sends a text that fits as it is), else with the rows that fit and
+    a notice."""
+    text = envelope_json(envelope, "rows", rows_json(rows.columns, rows.rows))
+    if len(text) <= cap:
+        return text
+    data = [dict(zip(rows.columns, row)) for row in rows.rows]
 
     def render(k: int) -> dict[str, Any]:
-        return {**envelope, "rows": rows[:k], "has_more": True, "notice": _CAP_NOTICE.format(k)}
-    return render(items_that_fit(len(rows), render, cap))
+        return {**envelope, "rows": data[:k], "has_more": True, "notice": _CAP_NOTICE.format(k)}
+    return render(items_that_fit(len(data), render, cap))
 
 
-def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, Any]:
+def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, Any] | str:
     statement = statement_of(call, text)
     kind = statement_type(statement)
     cat = catalog(call)
@@ -153,10 +158,9 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
     if rows.truncated or (start_index and not rows.rows):
         total = engine(call, catalog(call)).count(statement_of(call, text))
     job_id = _record(call, kind, text)
-    data = [dict(zip(rows.columns, row)) for row in rows.rows]
     return _fit({"job_id": job_id, "statement_type": kind, "schema": _schema(rows.columns, rows.types, rows.rows),
-                 "total_rows": total, "start_index": start_index, "rows": data, "has_more": rows.truncated},
-                call.max_output_chars)
+                 "total_rows": total, "start_index": start_index, "rows": [], "has_more": rows.truncated},
+                rows, call.max_output_chars)
 
 
 def _target(cat: BigQueryCatalog, statement: Statement) -> tuple[str, ...] | None:

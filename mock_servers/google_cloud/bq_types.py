@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -17,7 +19,8 @@ from mock_servers.sqlfront import types as sqltypes
 from mock_servers.sqlfront.types import LogicalType
 
 NUMERIC_SCALE = 9
-SIGNIFICANT = 15  # the decimal digits a double keeps exactly
+SIGNIFICANT = sqltypes.SIGNIFICANT
+NOISE = 0.25e-15  # a NUMERIC double this near (relatively) to a decimal of 15 digits shows as it
 BY_NAME: dict[str, LogicalType] = {
     "INT64": LogicalType("int", 0, "INT64"), "NUMERIC": LogicalType("decimal", NUMERIC_SCALE, "NUMERIC"),
     "BIGNUMERIC": LogicalType("decimal", NUMERIC_SCALE, "BIGNUMERIC"),
@@ -93,6 +96,10 @@ def _decimal(value: float, scale: int) -> int | float:
     """A NUMERIC held as a double: its shortest text cut to the 15 significant digits a double
     holds, then rounded to the scale where it has more places (so 34329356.47 stays itself,
     whatever SQLite's rounding did to it, and 0.1 + 0.2 is 0.3)."""
+    if round(value, scale) == value and 1e-4 <= abs(value) < 10.0 ** (SIGNIFICANT - scale):
+        # The common case, decided without text: the value is the double of a decimal of at most
+        # `scale` places and 15 digits, so its shortest text is that decimal, which stays as it is.
+        return int(value) if value.is_integer() else value
     text = repr(value)
     whole, _, places = text.partition(".")
     digits = len((whole + places).lstrip("-0"))
@@ -111,20 +118,46 @@ def _decimal(value: float, scale: int) -> int | float:
     return int(number) if number == number.to_integral_value() else float(number)
 
 
-def show(value: Any, kind: LogicalType | None) -> Any:
-    """A stored value as BigQuery shows it."""
-    if kind is None or value is None:
-        return sqltypes.show(value, kind)
-    if kind.kind == "decimal" and type(value) is float and math.isfinite(value):
-        return _decimal(value, kind.scale)
-    if kind.kind == "timestamp" and isinstance(value, str):
-        moment = _moment(value)
-        if moment is None:
-            return value
-        return timestamp_text(moment) if name_of(kind) == "TIMESTAMP" else _clock(moment.replace(tzinfo=None), "T")
-    if isinstance(value, bytes) and name_of(kind) == "BYTES":
-        return base64.b64encode(value).decode()
-    return sqltypes.show(value, kind)
+def _numeric(base: sqltypes.Convert, scale: int, value: Any) -> Any:
+    return _decimal(value, scale) if type(value) is float and math.isfinite(value) else base(value)
+
+
+def _timestamp(base: sqltypes.Convert, zoned: bool, value: Any) -> Any:
+    if not isinstance(value, str):
+        return base(value)
+    moment = _moment(value)
+    if moment is None:
+        return value
+    return timestamp_text(moment) if zoned else _clock(moment.replace(tzinfo=None), "T")
+
+
+def _bytes(base: sqltypes.Convert, value: Any) -> Any:
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else base(value)
+
+
+class BigQueryDisplay(sqltypes.Display):
+    """Values as BigQuery shows them: NUMERIC exact, TIMESTAMP and DATETIME in its spellings,
+    BYTES in base64; anything else as the front end shows it."""
+
+    def converter(self, kind: LogicalType | None) -> sqltypes.Convert:
+        base = super().converter(kind)
+        if kind is None:
+            return base
+        if kind.kind == "decimal":
+            return partial(_numeric, base, kind.scale)
+        if kind.kind == "timestamp":
+            return partial(_timestamp, base, name_of(kind) == "TIMESTAMP")
+        if name_of(kind) == "BYTES":
+            return partial(_bytes, base)
+        return base
+
+    def numbers(self, values: Sequence[Any], kind: LogicalType, convert: sqltypes.Convert) -> Sequence[Any] | None:
+        if kind.kind == "decimal":  # as `_decimal` shows them
+            return sqltypes.at_scale(values, kind.scale, convert, relative=NOISE)
+        return super().numbers(values, kind, convert)
+
+
+show = BigQueryDisplay()
 
 
 def stored(value: Any, kind: LogicalType) -> Any:

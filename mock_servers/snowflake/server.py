@@ -20,7 +20,8 @@ from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.snowflake import catalog, statements
 from mock_servers.snowflake.catalog import SnowflakeCatalog
-from mock_servers.sqlfront import Engine, Statement, parse
+from mock_servers.sqlfront import Engine, Rows, Statement, parse
+from mock_servers.sqlfront.output import envelope_json, rows_json
 
 DIALECT = "snowflake"
 MAX_ROWS = 10_000
@@ -118,8 +119,18 @@ def _rows(data: list[dict[str, Any]], truncated: bool = False, cap: int | None =
     return {"data": data[:fit], "row_count": fit, "truncated": True, "notice": _CAP_NOTICE.format(fit)}
 
 
+def _result(rows: Rows, cap: int) -> dict[str, Any] | str:
+    """A query's envelope: its JSON text, built without a dict per row, when it fits the output
+    cap (the toolkit sends a text that fits as it is), else `_rows` of the rows that fit."""
+    envelope = {"data": [], "row_count": len(rows.rows), "truncated": rows.truncated}
+    text = envelope_json(envelope, "data", rows_json(rows.columns, rows.rows))
+    if len(text) <= cap:
+        return text
+    return _rows([dict(zip(rows.columns, row)) for row in rows.rows], rows.truncated, cap)
+
+
 @toolbox.tool(rw="read", core=True, narrow_hint="add a LIMIT or a WHERE clause, or select fewer columns")
-def read_query(call: Call, query: Query) -> dict[str, Any]:
+def read_query(call: Call, query: Query) -> dict[str, Any] | str:
     """Run one read-only statement: SELECT (with WITH, UNION, joins, window functions,
     subqueries), SHOW DATABASES|SCHEMAS|TABLES|COLUMNS or DESCRIBE TABLE. Returns
     {data:[{COLUMN:value}],row_count,truncated}; at most 10000 rows, and no more than fit the
@@ -139,8 +150,7 @@ def read_query(call: Call, query: Query) -> dict[str, Any]:
                        "comment": c["COMMENT"]} for c in columns])
     if statement.kind != "SELECT":
         raise invalid(f"{statement.kind} changes data: use write_query")
-    result = _engine(call, cat).read(statement, MAX_ROWS)
-    return _rows([dict(zip(result.columns, row)) for row in result.rows], result.truncated, call.max_output_chars)
+    return _result(_engine(call, cat).read(statement, MAX_ROWS), call.max_output_chars)
 
 
 def _write(call: Call, statement: Statement) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def _strip_set_qualifiers(tree: exp.Expression) -> None:
 
 class Engine:
     def __init__(self, cursor: sqlite3.Cursor, catalog: WritableCatalog, now: Callable[[], datetime],
-                 dialect: str, show: query.Show = types.show) -> None:
+                 dialect: str, show: types.Display = types.show) -> None:
         """`show`: how a stored value of a type is shown (the service's canonical forms)."""
         self.cursor = cursor
         self.show = show

@@ -110,6 +110,8 @@ def _replacement(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expre
 
 
 def _visit(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
+    if not isinstance(node, exp.Func):  # only functions are rewritten or refused
+        return node
     new = _replacement(node, now)
     if new is None:
         return node

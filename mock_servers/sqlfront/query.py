@@ -49,7 +49,14 @@ class Rows:
     types: list[LogicalType | None] = field(default_factory=list)  # of the columns, where known
 
 
-Show = Callable[[Any, LogicalType | None], Any]
+
+def _around(query: exp.Query, limit: exp.Expression | None, offset: exp.Expression | None = None) -> exp.Select:
+    """`SELECT * FROM (query) AS _q` with `limit` and `offset`, in `query`'s place in its tree
+    (the query itself is moved, not copied)."""
+    outer = exp.Select(expressions=[exp.Star()], limit=limit, offset=offset)
+    query.replace(outer)
+    outer.set("from_", exp.From(this=query.subquery("_q", copy=False)))
+    return outer
 
 
 def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
@@ -60,12 +67,9 @@ def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
             limit, offset = select.args.get("limit"), select.args.get("offset")
             select.set("limit", None)
             select.set("offset", None)
-            outer = exp.select("*").from_(select.copy().subquery("_q"))
-            outer.set("limit", limit)
-            outer.set("offset", offset)
+            outer = _around(select, limit, offset)
             if select is tree:
                 return outer
-            select.replace(outer)
     return tree
 
 
@@ -108,8 +112,9 @@ def name_outputs(tree: exp.Expression, dialect: str) -> None:
         return
     for projection in list(select.expressions):
         if not isinstance(projection, exp.Alias | exp.Column | exp.Star):
-            text = projection.sql(dialect)
-            projection.replace(exp.Alias(this=projection.copy(), alias=exp.to_identifier(text, quoted=True)))
+            alias = exp.Alias(alias=exp.to_identifier(projection.sql(dialect), quoted=True))
+            projection.replace(alias)
+            alias.set("this", projection)
 
 
 def output_types(prepared: Prepared) -> dict[str, LogicalType]:
@@ -126,18 +131,19 @@ def limit_rows(tree: exp.Expression, most: int, skip: int = 0) -> exp.Expression
     """`tree` returning at most `most` rows after the first `skip`, both in the SQL itself."""
     if not isinstance(tree, exp.Select | exp.SetOperation):
         return tree
+    limit = exp.Limit(expression=exp.Literal.number(most))
     if skip:
-        return exp.select("*").from_(tree.subquery("_q")).limit(most).offset(skip)
+        return _around(tree, limit, exp.Offset(expression=exp.Literal.number(skip)))
     if tree.args.get("qualify"):
-        return exp.select("*").from_(tree.subquery("_q")).limit(most)
+        return _around(tree, limit)
     current = tree.args.get("limit")
     if current is None:
-        tree.set("limit", exp.Limit(expression=exp.Literal.number(most)))
+        tree.set("limit", limit)
         return tree
     if isinstance(current, exp.Limit) and isinstance(current.expression, exp.Literal) \
             and current.expression.is_int and int(current.expression.to_py()) <= most:
         return tree
-    return exp.select("*").from_(tree.subquery("_q")).limit(most)
+    return _around(tree, limit)
 
 
 def _unique(columns: list[str]) -> list[str]:
@@ -151,9 +157,9 @@ def _unique(columns: list[str]) -> list[str]:
 
 
 def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-         dialect: str, max_rows: int, skip: int = 0, show: Show = types.show) -> Rows:
+         dialect: str, max_rows: int, skip: int = 0, show: types.Display = types.show) -> Rows:
     """Run a query, returning at most `max_rows` rows after the first `skip` (and whether
-    there were more), each value as `show` gives it."""
+    there were more), each value as `show` shows it."""
     name_outputs(tree, dialect)
     prepared = prepare(tree, catalog, now)
     kinds = output_types(prepared)
@@ -162,8 +168,8 @@ def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Ca
     columns = [d[0] for d in result.description or ()]
     found = result.fetchall()
     shown = [kinds.get(c) or prepared.scope.get(c) for c in columns]
-    rows = [[show(v, k) for v, k in zip(row, shown)] for row in found[:max_rows]]
-    return Rows(_unique(columns), rows, len(found) > max_rows, shown)
+    values = [show.column(column, kind) for column, kind in zip(zip(*found[:max_rows]), shown)]
+    return Rows(_unique(columns), list(map(list, zip(*values))), len(found) > max_rows, shown)
 
 
 def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> int:
@@ -172,5 +178,5 @@ def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: C
     inner = prepared.tree
     if not isinstance(inner, exp.Query):
         raise invalid("only a query has rows to count")
-    prepared.tree = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("_q"))
+    prepared.tree = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("_q", copy=False), copy=False)
     return int(execute(cursor, prepared).fetchone()[0])

@@ -12,10 +12,13 @@ computed decimals compare at that scale too. Precision beyond 15 significant dig
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import repeat
+from operator import le, mul, sub, truediv
 from typing import Any, Literal
 
 from sqlglot import exp
@@ -37,6 +40,7 @@ _BINARY = {DType.BINARY, DType.VARBINARY, DType.BLOB}
 AFFINITY: dict[str, str] = {"int": "INTEGER", "bool": "INTEGER", "decimal": "REAL", "float": "REAL",
                             "binary": "BLOB"}
 MAX_SCALE = 12  # the most decimal places a computed exact decimal keeps (NUMBER's division rule)
+SIGNIFICANT = 15  # the decimal digits a double keeps exactly
 
 
 @dataclass(frozen=True)
@@ -185,22 +189,71 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def show(value: Any, kind: LogicalType | None) -> Any:
-    """A stored (or computed) value as the JSON value its type shows."""
-    if value is None:
-        return None
-    if kind is None:
-        return _plain(value)
-    if kind.kind == "int":
-        return _exact(value, 0)
-    if kind.kind == "decimal":
-        return _exact(value, kind.scale)
-    if kind.kind == "bool":
-        return _bool(value)
-    if kind.kind == "date":
-        return _date(value)
-    if kind.kind == "timestamp":
-        return _timestamp(value)
-    if kind.kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+def _float(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return _plain(float(value))
     return _plain(value)
+
+
+Convert = Callable[[Any], Any]
+_KEPT: dict[str, set[type]] = {"int": {type(None), int}, "text": {type(None), str}}  # shown as they are
+
+
+def at_scale(values: Sequence[Any], scale: int, convert: Convert, relative: float = 0.0) -> Sequence[Any] | None:
+    """A number column shown in C rather than value by value, when every value is NULL or a
+    finite float under 10**(15 - scale) and, but for zero, not under 1e-4: a float nearer to a
+    decimal of `scale` places than 10**-(scale + 3) (with `relative`, than that fraction of
+    itself) shows as that decimal, a whole one as an integer, as `_exact` (or BigQuery's
+    NUMERIC) shows it; any other float by `convert`. None when the column is not such."""
+    if not set(map(type, values)) <= {type(None), float}:
+        return None
+    present = [v for v in values if v is not None]
+    magnitudes = list(map(abs, present))
+    if magnitudes and not (math.isfinite(sum(magnitudes)) and max(magnitudes) < 10.0 ** (SIGNIFICANT - scale)
+                           and min(filter(None, magnitudes), default=1.0) >= 1e-4):
+        return None
+    factor = 10.0 ** scale
+    near = list(map(truediv, map(round, map(mul, present, repeat(factor))), repeat(factor)))
+    bounds = map(mul, magnitudes, repeat(relative)) if relative else repeat(10.0 ** -(scale + 3))
+    fits = list(map(le, map(abs, map(sub, near, present)), bounds))
+    if all(fits) and len(near) == len(values) and not any(map(float.is_integer, near)):
+        return near
+    shown = iter([(int(n) if n.is_integer() else n) if fit else convert(v) for n, fit, v in zip(near, fits, present)])
+    return [None if v is None else next(shown) for v in values]
+
+
+class Display:
+    """How a service shows stored (or computed) values by their types: `show(value, kind)` for
+    one value, `show.column(values, kind)` for a result column, its conversion chosen once."""
+
+    def converter(self, kind: LogicalType | None) -> Convert:
+        """The function that shows a non-NULL value of `kind`."""
+        if kind is None:
+            return _plain
+        if kind.kind in ("int", "decimal"):
+            return partial(_exact, scale=kind.scale if kind.kind == "decimal" else 0)
+        return {"bool": _bool, "date": _date, "timestamp": _timestamp, "float": _float}.get(kind.kind, _plain)
+
+    def __call__(self, value: Any, kind: LogicalType | None) -> Any:
+        """A value as the JSON value its type shows."""
+        return None if value is None else self.converter(kind)(value)
+
+    def column(self, values: Sequence[Any], kind: LogicalType | None) -> Sequence[Any]:
+        """The values of a column as shown: themselves when every one is NULL or of a type its
+        kind shows as it is (an integer of an integer column, a text of a text column), and a
+        number column by `numbers` where it can."""
+        if kind is not None and set(map(type, values)) <= _KEPT.get(kind.kind, set()):
+            return values
+        convert = self.converter(kind)
+        if kind is not None and kind.kind in ("int", "decimal"):
+            exact = self.numbers(values, kind, convert)
+            if exact is not None:
+                return exact
+        return [None if v is None else convert(v) for v in values]
+
+    def numbers(self, values: Sequence[Any], kind: LogicalType, convert: Convert) -> Sequence[Any] | None:
+        """A number column shown mostly in C (`at_scale`), None when it cannot be."""
+        return at_scale(values, kind.scale if kind.kind == "decimal" else 0, convert)
+
+
+show = Display()

@@ -11,7 +11,7 @@ from mock_servers.canvas import domain
 from mock_servers.canvas.models import CanvasDiscussionEntry, CanvasSubmission, CanvasUser
 from mock_servers.core.db import Database
 from mock_servers.core.toolkit import ServerRuntime
-from tests.canvas_seed import NOW, PASSWORDS, Ids, dump, err, login, make_env, ok
+from tests.canvas_seed import NOW, PASSWORDS, Ids, call, dump, err, login, make_env, ok
 
 
 @pytest.fixture
@@ -97,6 +97,47 @@ def test_list_courses(env: Any) -> None:
     assert ended["items"][2]["enrollment"]["enrollment_state"] == "completed"
     login(rt, "tina")
     assert ok(rt, "canvas_list_courses")["items"][0]["enrollment"]["type"] == "TeacherEnrollment"
+
+
+_BIO = ('{"id":1,"name":"Biology 101-1","course_code":"BIO101-1","workflow_state":"available",'
+        '"account_id":1,"start_at":"2025-01-06T00:00:00Z","end_at":"2025-05-01T00:00:00Z",'
+        '"time_zone":"UTC","is_public":false,"teachers":[{"id":3,"name":"Tina Example",'
+        '"email":"tina@uni.edu"}],"enrollment":')
+_CHEM = ('{"id":2,"name":"Chemistry 201-2","course_code":"CHEM201-2","workflow_state":"available",'
+         '"account_id":1,"start_at":null,"end_at":null,"time_zone":"UTC","is_public":false,'
+         '"teachers":[{"id":3,"name":"Tina Example","email":"tina@uni.edu"}],"enrollment":')
+_STUDENT = '{"type":"StudentEnrollment","enrollment_state":"active"}'
+
+
+def test_course_listings_text_is_pinned(env: Any) -> None:
+    """The exact text of the course listings: key order, nulls, teachers and the strongest of
+    several enrollments (active before completed, then by role)."""
+    rt, ids, db = env
+    with db.write() as s:
+        domain.add_enrollments(s, [
+            {"course_id": ids.courses["chem"], "user_id": ids.users["alice"], "type": "TaEnrollment",
+             "state": "completed"},
+            {"course_id": ids.courses["hist"], "user_id": ids.users["alice"],
+             "type": "ObserverEnrollment", "state": "active"}])
+    assert call(rt, "canvas_list_courses", include_ended=True).text == (
+        f'{{"items":[{_BIO}{_STUDENT}}},{_CHEM}{_STUDENT}}},{{"id":3,"name":"History 300-1",'
+        '"course_code":"HIST300-1","workflow_state":"completed","account_id":1,"start_at":null,'
+        '"end_at":null,"time_zone":"UTC","is_public":false,"teachers":[],"enrollment":'
+        '{"type":"ObserverEnrollment","enrollment_state":"active"}}],"page":1,"per_page":50,'
+        '"total":3,"has_more":false}')
+    login(rt, "tom")
+    assert call(rt, "canvas_list_courses", per_page=1, page=2).text == (
+        '{"items":[{"id":4,"name":"Physics 110-1","course_code":"PHYS110-1",'
+        '"workflow_state":"available","account_id":2,"start_at":null,"end_at":null,'
+        '"time_zone":"UTC","is_public":false,"teachers":[{"id":4,"name":"Tom Example",'
+        '"email":"tom@uni.edu"}],"enrollment":{"type":"TeacherEnrollment",'
+        '"enrollment_state":"active"}}],"page":2,"per_page":1,"total":2,"has_more":false}')
+    login(rt, "adam")
+    assert call(rt, "canvas_list_account_courses", account_id=ids.accounts["root"], per_page=3).text == (
+        f'{{"items":[{_BIO}null}},{_CHEM}null}},{{"id":5,"name":"Drafting 1-1",'
+        '"course_code":"DRAFT1-1","workflow_state":"unpublished","account_id":1,"start_at":null,'
+        '"end_at":null,"time_zone":"UTC","is_public":false,"teachers":[],"enrollment":null}],'
+        '"page":1,"per_page":3,"total":5,"has_more":true}')
 
 
 def test_get_course_and_syllabus(env: Any) -> None:

@@ -258,6 +258,34 @@ def test_get_emails_pages_newest_first(mail: Mail) -> None:
     assert mail.ok("get_emails", folder="sent")["emails"][0]["subject"] == "Lunch?"
 
 
+def test_listing_text_is_pinned(mail: Mail) -> None:
+    """The exact text of message pages: key order, recipients by kind, attachments, the HTML
+    body shown only when it says more than the plain one, and the envelope."""
+    assert mail.ok_text("get_emails", page_size=3) == (
+        '{"emails":[{"id":"5","message_id":"<20250111T100000.000002@uni.edu>","folder":"INBOX",'
+        '"from":"Carol <carol@uni.edu>","to":["alice@uni.edu","dave@other.org"],'
+        '"cc":["bob@uni.edu"],"bcc":[],"subject":"Budget review","date":"2025-01-11T10:00:00Z",'
+        '"read":false,"important":false,"has_attachments":false,"attachments":[],'
+        '"body":"Numbers for Q1.","html_body":"<p>Numbers for <b>Q1</b> (see table)</p>",'
+        '"in_reply_to":null},{"id":"2","message_id":"<20250110T090000.000001@uni.edu>",'
+        '"folder":"INBOX","from":"Bob <bob@uni.edu>","to":["alice@uni.edu"],'
+        '"cc":["carol@uni.edu"],"bcc":[],"subject":"Project kickoff",'
+        '"date":"2025-01-10T09:00:00Z","read":false,"important":false,"has_attachments":true,'
+        '"attachments":[{"filename":"plan.pdf","size":24,"content_type":"application/pdf"}],'
+        '"body":"Kickoff notes attached.","html_body":null,"in_reply_to":null},{"id":"34",'
+        '"message_id":"<20241213T070000.000028@lists.example.org>","folder":"INBOX",'
+        '"from":"Campus News <news@lists.example.org>","to":["alice@uni.edu"],"cc":[],"bcc":[],'
+        '"subject":"Newsletter 24","date":"2024-12-13T07:00:00Z","read":false,"important":false,'
+        '"has_attachments":false,"attachments":[],"body":"Issue 24 of the campus newsletter.",'
+        '"html_body":null,"in_reply_to":null}],"total":27,"page":1,"page_size":3,"total_pages":9}')
+    assert mail.ok_text("get_emails", folder="sent") == (
+        '{"emails":[{"id":"7","message_id":"<20250112T113000.000003@uni.edu>","folder":"Sent",'
+        '"from":"Alice <alice@uni.edu>","to":["bob@uni.edu"],"cc":[],"bcc":["carol@uni.edu"],'
+        '"subject":"Lunch?","date":"2025-01-12T11:30:00Z","read":true,"important":false,'
+        '"has_attachments":false,"attachments":[],"body":"Noon at the cafe?","html_body":null,'
+        '"in_reply_to":null}],"total":1,"page":1,"page_size":20,"total_pages":1}')
+
+
 def test_email_projection(mail: Mail) -> None:
     emails = {e["subject"]: e for e in mail.ok("get_emails", page_size=50)["emails"]}
     kickoff = emails["Project kickoff"]

@@ -21,6 +21,7 @@ from mock_servers.canvas.domain.base import (
     choice,
     insert,
     insert_many,
+    paged,
     table,
     text,
     update_row,
@@ -52,6 +53,20 @@ class Course(NamedTuple):
     term: str | None
 
 
+class CourseSummary(NamedTuple):
+    """The columns of a course that its `Course` projection shows."""
+
+    id: int
+    name: str
+    course_code: str
+    workflow_state: str
+    account_id: int
+    start_at: str | None
+    end_at: str | None
+    time_zone: str
+    is_public: int
+
+
 class Enrollment(NamedTuple):
     id: int
     course_id: int
@@ -61,6 +76,7 @@ class Enrollment(NamedTuple):
 
 
 COURSES = table(Course, "canvas_course")
+SUMMARIES = table(CourseSummary, "canvas_course")
 
 
 # ---------------------------------------------------------------- inserts
@@ -151,14 +167,19 @@ def _strongest(enrollments: Iterable[Enrollment]) -> dict[int, Enrollment]:
     return best
 
 
+_OWN_IN_RANGE = (f"SELECT {sql.columns(Enrollment, 'e')} FROM canvas_enrollment e "
+                 f"WHERE e.user_id = ? AND e.course_id BETWEEN ? AND ? AND e.enrollment_state IN ({OPEN})")
+
+
 def own_enrollments(session: Session, user_id: int,
                     course_ids: Sequence[int]) -> dict[int, Enrollment]:
-    """The user's strongest open enrollment per course."""
-    return _strongest(sql.rows(
-        session, Enrollment, f"SELECT {sql.columns(Enrollment, 'e')} FROM canvas_enrollment e "
-                             f"WHERE e.user_id = ? AND e.enrollment_state IN ({OPEN}) "
-                             f"AND e.course_id IN ({sql.marks(len(course_ids))})",
-        (user_id, *course_ids)))
+    """The user's strongest open enrollment per course of `course_ids`, read as one range of
+    the user's enrollments by course id (not one index probe per course)."""
+    if not course_ids:
+        return {}
+    wanted = set(course_ids)
+    found = sql.rows(session, Enrollment, _OWN_IN_RANGE, (user_id, min(wanted), max(wanted)))
+    return _strongest(e for e in found if e.course_id in wanted)
 
 
 def is_student(session: Session, course_id: int, user_id: int) -> bool:
@@ -251,15 +272,19 @@ def course_items(tbl: Table, access: CourseAccess, order: str, where: str = "TRU
 
 def my_courses(user_id: int, now_z: str, include_ended: bool = False) -> Listing:
     """Courses the user is actively enrolled in (students: published ones), by id. With
-    `include_ended`, also completed enrollments and courses that are completed or past end_at."""
-    states = OPEN_STATES if include_ended else ("active",)
-    where = ("EXISTS (SELECT 1 FROM canvas_enrollment e WHERE e.course_id = x.id AND e.user_id = ? "
-             f"AND e.enrollment_state IN ({sql.quoted(states)}) "
-             f"AND (e.type IN ({STAFF}) OR x.workflow_state != 'unpublished'))")
+    `include_ended`, also completed enrollments and courses that are completed or past end_at.
+    The user's course ids are listed once from their enrollments (then read by id, in order);
+    only unpublished courses are probed for a staff enrollment."""
+    states = sql.quoted(OPEN_STATES if include_ended else ("active",))
+    where = ("x.id IN (SELECT e.course_id FROM canvas_enrollment e WHERE e.user_id = ? "
+             f"AND e.enrollment_state IN ({states})) AND (x.workflow_state != 'unpublished' OR "
+             "EXISTS (SELECT 1 FROM canvas_enrollment e WHERE e.course_id = x.id "
+             f"AND e.type IN ({STAFF}) AND e.enrollment_state IN ({states}) AND e.user_id = ?))")
     if include_ended:
-        return Listing(COURSES, where, "x.id", (user_id,))
+        return Listing(COURSES, where, "x.id", (user_id, user_id))
     return Listing(COURSES, f"{where} AND x.workflow_state != 'completed' "
-                            "AND (x.end_at IS NULL OR x.end_at >= ?)", "x.id", (user_id, now_z))
+                            "AND (x.end_at IS NULL OR x.end_at >= ?)", "x.id",
+                   (user_id, user_id, now_z))
 
 
 def student_count(session: Session, course_id: int) -> int:
@@ -305,7 +330,7 @@ def teachers_of(session: Session, course_ids: list[int]) -> dict[int, list[dict[
     return out
 
 
-def course_views(session: Session, courses: list[Course],
+def course_views(session: Session, courses: Sequence[Course | CourseSummary],
                  mine: dict[int, Enrollment]) -> list[dict[str, Any]]:
     """`Course` projections with teachers (one query per batch) and the caller's enrollment
     from `mine` (course id -> enrollment)."""
@@ -318,6 +343,15 @@ def course_views(session: Session, courses: list[Course],
         "enrollment": ({"type": mine[c.id].type, "enrollment_state": mine[c.id].enrollment_state}
                        if c.id in mine else None),
     } for c in courses]
+
+
+def course_page(session: Session, listing: Listing, user_id: int, page: int,
+                per_page: int) -> dict[str, Any]:
+    """One page of a course listing as `Course` projections with the user's enrollments,
+    reading only the columns they show."""
+    return paged(session, listing._replace(table=SUMMARIES), page, per_page,
+                 lambda rows: course_views(session, rows, own_enrollments(
+                     session, user_id, [c.id for c in rows])))
 
 
 def course_brief(c: Course) -> dict[str, Any]:

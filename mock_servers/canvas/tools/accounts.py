@@ -18,7 +18,7 @@ from mock_servers.canvas.domain.accounts import (
     sub_accounts,
 )
 from mock_servers.canvas.domain.base import paged
-from mock_servers.canvas.domain.courses import course_views, own_enrollments
+from mock_servers.canvas.domain.courses import course_page
 from mock_servers.canvas.domain.messages import add_notification
 from mock_servers.canvas.domain.reports import catalogue, create_report
 from mock_servers.canvas.domain.users import user_view
@@ -104,8 +104,7 @@ def canvas_list_account_courses(
     listing = account_courses(tree, now_z=now_z(call), with_enrollments=with_enrollments,
                               published=published, completed=completed, sort=sort, order=order,
                               search_term=search_term)
-    return paged(call.session, listing, page, per_page, lambda rows: course_views(
-        call.session, rows, own_enrollments(call.session, user.id, [c.id for c in rows])))
+    return course_page(call.session, listing, user.id, page, per_page)
 
 
 @toolbox.tool(rw="read")

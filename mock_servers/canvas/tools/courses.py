@@ -7,11 +7,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from mock_servers.canvas.domain.accounts import admin_account
-from mock_servers.canvas.domain.base import fetch_all, fetch_one, paged
+from mock_servers.canvas.domain.base import fetch_all, fetch_one
 from mock_servers.canvas.domain.courses import (
     COURSES,
     add_course,
     course_brief,
+    course_page,
     course_views,
     enroll,
     enrollment_view,
@@ -58,9 +59,8 @@ def canvas_list_courses(
     enrollment. Concluded courses (completed, past end date, or a completed enrollment) only
     with include_ended."""
     user = me(call)
-    courses = my_courses(user.id, now_z(call), include_ended)
-    return paged(call.session, courses, page, per_page, lambda rows: course_views(
-        call.session, rows, own_enrollments(call.session, user.id, [c.id for c in rows])))
+    return course_page(call.session, my_courses(user.id, now_z(call), include_ended), user.id,
+                       page, per_page)
 
 
 @toolbox.tool(rw="read", core=True)

@@ -58,7 +58,8 @@ def _search(query: str) -> tuple[str, list[str]]:
 
 
 def _project(session: Session, rows: Sequence[_EmailRow]) -> list[dict[str, Any]]:
-    """The `Email` objects of `rows`, with recipients and attachments loaded in one query each."""
+    """The `Email` objects of `rows`, with recipients and attachments loaded in one query each
+    (in the order of their message index: no sort)."""
     pks = [r.pk for r in rows]
     people: dict[int, dict[str, list[str]]] = {pk: {"to": [], "cc": [], "bcc": []} for pk in pks}
     files: dict[int, list[dict[str, Any]]] = {pk: [] for pk in pks}
@@ -66,11 +67,11 @@ def _project(session: Session, rows: Sequence[_EmailRow]) -> list[dict[str, Any]
         marks = sql.marks(len(pks))
         for pk, kind, address in sql.run(session, "SELECT message_pk, kind, address FROM "
                                                   f"email_recipient WHERE message_pk IN ({marks}) "
-                                                  "ORDER BY id", pks):
+                                                  "ORDER BY message_pk, id", pks):
             people[pk][kind].append(address)
         for pk, filename, size, content_type in sql.run(
                 session, "SELECT message_pk, filename, size, content_type FROM email_attachment "
-                         f"WHERE message_pk IN ({marks}) ORDER BY id", pks):
+                         f"WHERE message_pk IN ({marks}) ORDER BY message_pk, id", pks):
             files[pk].append({"filename": filename, "size": size, "content_type": content_type})
     return [_email(r, people[pk], files[pk]) for pk, r in zip(pks, rows)]
 

@@ -46,6 +46,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlmodel import Session
 
 from loca.core.world import World
+from mock_servers.core import sql
 from mock_servers.core.db import Database
 from mock_servers.core.errors import (
     Code,
@@ -88,14 +89,13 @@ class Call:
     def now(self) -> datetime:
         """The virtual now; a write call advances the clock by one tick when it first asks."""
         if self._now is None:
-            conn = self.session.connection()
+            cur = sql.cursor(self.session)
             if self.write:
-                writes = conn.exec_driver_sql(
-                    "INSERT INTO core_clock (id, writes) VALUES (1, 1) "
-                    "ON CONFLICT(id) DO UPDATE SET writes = writes + 1 RETURNING writes").scalar()
+                found = cur.execute("INSERT INTO core_clock (id, writes) VALUES (1, 1) ON CONFLICT(id) "
+                                    "DO UPDATE SET writes = writes + 1 RETURNING writes").fetchall()
             else:
-                writes = conn.exec_driver_sql("SELECT writes FROM core_clock WHERE id = 1").scalar()
-            self._now = self.world.clock.at(writes or 0)
+                found = cur.execute("SELECT writes FROM core_clock WHERE id = 1").fetchall()
+            self._now = self.world.clock.at(found[0][0] if found else 0)
         return self._now
 
     @property

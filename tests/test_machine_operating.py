@@ -31,10 +31,12 @@ from envs.machine_operating import (
     window_query,
 )
 from generators.machine_operating.plan import (
+    NORMAL_TERMS,
     SENSORS,
     Plan,
     default_unknown,
     hours,
+    normals,
     plan_world,
     sensors_per_machine,
 )
@@ -61,25 +63,33 @@ def test_plan_has_every_edge_case(machines: int, seed: int) -> None:
     assert len({(s.machine, s.sensor) for s in plan.series}) == len(plan.series)
     assert all(0 < s.low < s.high and s.low > 0.05 * s.span for s in plan.series)
     ranges = {(s.machine, s.sensor): s for s in plan.series}
-    assert len(plan.rows) >= len(plan.series) * 12 * hours(machines)
+    rows = plan.rows()
+    assert len(rows) >= len(plan.series) * 12 * hours(machines)
     anomalies = plan.anomalies()
     keys = [(a[0], a[1], a[2]) for a in anomalies]
     assert len(keys) == len(set(keys)) and keys == sorted(keys)
     assert {START, END} <= {a[0] for a in anomalies}
-    outside = [r for r in plan.rows if (r[1], r[2]) in ranges and (r[3] < ranges[r[1], r[2]].low or
+    outside = [r for r in rows if (r[1], r[2]) in ranges and (r[3] < ranges[r[1], r[2]].low or
                                                                    r[3] > ranges[r[1], r[2]].high)]
     assert any("2025-08-19 11:29:50" <= r[0] < START for r in outside)
     assert any(END < r[0] <= "2025-08-19 12:30:09" for r in outside)
-    in_window = [r for r in plan.rows if START <= r[0] <= END]
+    in_window = [r for r in rows if START <= r[0] <= END]
     assert any(r[3] == ranges[r[1], r[2]].low for r in in_window if (r[1], r[2]) in ranges)
     assert any(r[3] == ranges[r[1], r[2]].high for r in in_window if (r[1], r[2]) in ranges)
-    counts = Counter(plan.rows)
+    counts = Counter(rows)
     assert sum(n - 1 for n in counts.values()) >= 0.01 * len(counts)
-    assert any(counts[r] > 1 for r in plan.rows if r[0] == START and (r[1], r[2]) in ranges)
+    assert any(counts[r] > 1 for r in rows if r[0] == START and (r[1], r[2]) in ranges)
     unknown = {r for r in in_window if r[1].startswith("M9")}
     assert len(unknown) == default_unknown(machines) and all(abs(r[3]) >= 5000 for r in unknown)
     assert len(set(in_window)) > TRAP_PAGE
-    assert [r[0] for r in plan.rows[:50]] != sorted(r[0] for r in plan.rows[:50])  # stored shuffled
+    assert [r[0] for r in rows[:50]] != sorted(r[0] for r in rows[:50])  # stored shuffled
+
+
+def test_normal_draws_are_standard_and_bounded() -> None:
+    draws = normals(WorldRng(TASK.name, 0), "test", (100, 1000))
+    assert abs(draws.mean()) < 0.01 and abs(draws.std() - 1) < 0.01
+    assert draws.min() >= -NORMAL_TERMS / 2 and draws.max() <= NORMAL_TERMS / 2
+    assert (draws == normals(WorldRng(TASK.name, 0), "test", (100, 1000))).all()
 
 
 @pytest.mark.parametrize("sensor", sorted(SENSORS))
@@ -90,11 +100,11 @@ def test_every_varied_range_is_ordered_and_far_enough_above_zero(sensor: str) ->
 
 
 def test_same_seed_same_plan_and_unknown_readings_move_nothing_else() -> None:
-    assert _plan(8, 3) == _plan(8, 3)
-    assert _plan(8, 4).rows != _plan(8, 3).rows
+    assert _plan(8, 3).rows() == _plan(8, 3).rows()
+    assert _plan(8, 4).rows() != _plan(8, 3).rows()
     few, many = _plan(8, 3, 0), _plan(8, 3, 200)
     assert few.series == many.series and few.anomalies() == many.anomalies()
-    assert len({r for r in many.rows if r[1].startswith("M9")}) == 200
+    assert len({r for r in many.rows() if r[1].startswith("M9")}) == 200
 
 
 # ------------------------------------------------------------------ a generated world

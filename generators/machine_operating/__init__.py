@@ -34,7 +34,7 @@ from loca.core.world import World, WorldMeta
 from mock_servers.core.files import save_workbook
 from mock_servers.google_cloud.seed import DatasetDef, FieldDef, TableDef, bigquery
 
-VERSION = "1"
+VERSION = "2"
 PROJECT = "factory-iot-prod"
 FIELDS = [FieldDef("timestamp", "TIMESTAMP", "REQUIRED", "reading time (UTC)"),
           FieldDef("machine_id", "STRING", "REQUIRED"), FieldDef("sensor_type", "STRING", "REQUIRED"),
@@ -58,16 +58,16 @@ def resolve_params(params: dict[str, object]) -> dict[str, int]:
 
 
 def _workbook(plan: Plan) -> Workbook:
-    wb = Workbook()
-    ws = wb.active
-    ws.title = PARAMS_SHEET
-    ws.append(list(PARAMS_HEADERS))
+    """The parameter workbook, written in streaming (write-only) mode."""
+    wb = Workbook(write_only=True)
+    ranges = wb.create_sheet(PARAMS_SHEET)
+    ranges.append(list(PARAMS_HEADERS))
     described = {m.machine_id: m for m in plan.machines}
     for i, s in enumerate(plan.series):
         m = described[s.machine]
         calibrated = NOW.date() - timedelta(days=30 + (7 * i) % 200)
-        ws.append([s.machine, f"{m.description}, line {m.line}", s.sensor, SENSORS[s.sensor][0], s.low, s.high,
-                   calibrated.isoformat(), (calibrated + timedelta(days=365)).isoformat()])
+        ranges.append([s.machine, f"{m.description}, line {m.line}", s.sensor, SENSORS[s.sensor][0], s.low, s.high,
+                       calibrated.isoformat(), (calibrated + timedelta(days=365)).isoformat()])
     summary = wb.create_sheet(SUMMARY_SHEET)
     summary.append(list(SUMMARY_HEADERS))
     counts = Counter(s.machine for s in plan.series)
@@ -98,7 +98,7 @@ def generate(root: Path, params: dict[str, object], seed: int,
                      accounts={"google_cloud": {"project": PROJECT}})
     world, db = create_world(root, meta, TASK.servers.values())
     with db.write() as session:
-        table = TableDef(TABLE, FIELDS, plan.rows, description="live sensor readings, appended as they arrive")
+        table = TableDef(TABLE, FIELDS, plan.rows(), description="live sensor readings, appended as they arrive")
         bigquery(session, PROJECT, [DatasetDef(DATASET, [table], description="factory IoT telemetry")],
                  world.clock.at(0) - timedelta(days=90))
     db.dispose()

@@ -1,7 +1,12 @@
 """The plan of a machine_operating world, drawn from named streams before anything is written:
 machines and their sensor ranges, the reading rows of every series (shuffled, with exact
 duplicates), anomaly sessions, the edge cases at the window's ends and bounds, and readings of
-unknown machines."""
+unknown machines.
+
+The reading grid (every series at every 5-minute slot) is drawn in bulk with numpy from the
+raw bits of a PCG64 stream, with integer and IEEE arithmetic only (no library transcendental,
+whose last bit may vary by machine), so a world is the same everywhere; the few sessions, edge
+cases and unknown readings are drawn with `random.Random` streams."""
 
 from __future__ import annotations
 
@@ -10,13 +15,17 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+from numpy.typing import NDArray
+
 from envs.machine_operating import WINDOW
-from loca.core.rng import WorldRng
+from loca.core.rng import WorldRng, derive_seed
 
 NOW = datetime(2025, 8, 19, 13, 0, tzinfo=UTC)
 NOON = datetime(2025, 8, 19, 12, 0, tzinfo=UTC)
 WINDOW_START, WINDOW_END = (datetime.fromisoformat(t).replace(tzinfo=UTC) for t in WINDOW)
 SLOT = timedelta(minutes=5)
+SLOT_S = 300
 # sensor type -> (unit, typical min, typical max), each bound varied by up to 5 % per machine; every
 # min stays above max and more than 5 % of its range above zero, so a dropout to 0 is an anomaly
 SENSORS: dict[str, tuple[str, float, float]] = {
@@ -31,6 +40,10 @@ SESSIONS = ("spike", "drift", "oscillation", "dropout")
 DUPLICATE_RATE = 0.01
 UNKNOWN_FIRST = 901  # unknown machines are M901, M902, ...
 UNKNOWN_SLOTS = 12  # in-window slots (11:30 ... 12:25) per unknown machine and sensor
+NORMAL_TERMS = 12  # uniforms summed for one normal draw (Irwin-Hall: mean 6, variance 1)
+
+Floats = NDArray[np.float64]
+Ints = NDArray[np.int64]
 
 
 def sensors_per_machine(machines: int) -> int:
@@ -71,19 +84,44 @@ class Machine:
 Row = tuple[str, str, str, float]  # timestamp text (UTC), machine_id, sensor_type, reading
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Plan:
+    """The world's content. The table is held column-wise, in stored (shuffled) order:
+    `at` seconds after `first`, `key` an index into `keys` (the series' (machine, sensor)
+    pairs, then those of unknown machines), `reading`."""
+
     machines: tuple[Machine, ...]
     series: tuple[Series, ...]  # the sheet's rows, machine by machine
-    rows: tuple[Row, ...]  # the table, shuffled
+    keys: tuple[tuple[str, str], ...]
+    first: datetime
+    at: Ints
+    key: Ints
+    reading: Floats
+
+    def rows(self) -> list[Row]:
+        """The table's rows, in stored order."""
+        minutes = [stamp(self.first + timedelta(minutes=m))[:-2] for m in range(int(self.at.max()) // 60 + 1)]
+        seconds = [f"{s:02d}" for s in range(60)]
+        stamps = [minutes[m] + seconds[s] for m, s in zip(*(a.tolist() for a in np.divmod(self.at, 60)),
+                                                           strict=True)]
+        machine = np.array([k[0] for k in self.keys], dtype=object)[self.key].tolist()
+        sensor = np.array([k[1] for k in self.keys], dtype=object)[self.key].tolist()
+        return list(zip(stamps, machine, sensor, self.reading.tolist(), strict=True))
 
     def anomalies(self) -> list[Row]:
         """The distinct out-of-range readings of known series in the window, in report order."""
-        ranges = {(s.machine, s.sensor): s for s in self.series}
-        lo, hi = stamp(WINDOW_START), stamp(WINDOW_END)
-        found = {r for r in self.rows if lo <= r[0] <= hi and (s := ranges.get((r[1], r[2]))) is not None
-                 and (r[3] < s.low or r[3] > s.high)}
-        return sorted(found)
+        lo, hi = (_offset(self.first, t) for t in (WINDOW_START, WINDOW_END))
+        known = self.key < len(self.series)
+        low = np.array([s.low for s in self.series])[np.where(known, self.key, 0)]
+        high = np.array([s.high for s in self.series])[np.where(known, self.key, 0)]
+        hit = known & (self.at >= lo) & (self.at <= hi) & ((self.reading < low) | (self.reading > high))
+        return sorted({(stamp(self.first + timedelta(seconds=int(t))), *self.keys[k], v)
+                       for t, k, v in zip(self.at[hit].tolist(), self.key[hit].tolist(),
+                                          self.reading[hit].tolist(), strict=True)})
+
+
+def _offset(first: datetime, moment: datetime) -> int:
+    return int((moment - first).total_seconds())
 
 
 def _machines(rng: random.Random, count: int) -> tuple[Machine, ...]:
@@ -103,6 +141,22 @@ def _series(rngs: WorldRng, machines: tuple[Machine, ...]) -> tuple[Series, ...]
     return tuple(out)
 
 
+def _bits(rngs: WorldRng, name: str) -> np.random.PCG64:
+    """A numpy bit generator seeded from the world's root; only its raw output is used, which
+    numpy keeps the same across versions."""
+    return np.random.PCG64(derive_seed(rngs.task, rngs.seed, name))
+
+
+def normals(rngs: WorldRng, name: str, shape: tuple[int, int]) -> Floats:
+    """Standard normal draws from stream `name`, each the centred sum of NORMAL_TERMS uniforms
+    (53-bit integers summed exactly, then scaled)."""
+    bits = _bits(rngs, name)
+    total = np.zeros(shape[0] * shape[1], dtype=np.uint64)
+    for _ in range(NORMAL_TERMS):
+        total += bits.random_raw(total.size) >> np.uint64(11)
+    return (total.astype(np.float64) * 2.0 ** -53 - NORMAL_TERMS / 2).reshape(shape)
+
+
 def _outside(rng: random.Random, s: Series, above: bool, lo: float = 0.05, hi: float = 0.5) -> float:
     """A reading at least 5 % of the range outside the band (never negative)."""
     if above:
@@ -120,74 +174,88 @@ def _session(rng: random.Random, s: Series, kind: str, length: int) -> list[floa
     return [0.0] * length  # dropout
 
 
-def _readings(rng: random.Random, s: Series, slots: list[str], forced: int | None) -> list[Row]:
-    """One series: a reading per slot (`slots`: "YYYY-MM-DD HH:MM:" texts) with 0-59 s of
-    jitter; an anomaly session for about SESSION_RATE of series (at slot `forced` when given)."""
-    mid, sd, gauss = (s.low + s.high) / 2, s.span / 6, rng.gauss
-    values = [min(s.high, max(s.low, round(gauss(mid, sd), 2))) for _ in slots]
-    if forced is not None or rng.random() < SESSION_RATE:
+@dataclass
+class Grid:
+    """Every series at every slot: `at` (seconds after the first slot) and `reading`, one row
+    per series, one column per slot."""
+
+    at: Ints
+    reading: Floats
+
+
+def _grid(rngs: WorldRng, series: tuple[Series, ...], slots: int) -> Grid:
+    """Normal readings clip(N(mid, span/6), low, high) at 0.01, each with 0-59 s of jitter."""
+    low, high = (np.array([getattr(s, b) for s in series])[:, None] for b in ("low", "high"))
+    values = np.clip(np.round((low + high) / 2 + (high - low) / 6 * normals(rngs, "readings", (len(series), slots)),
+                              2), low, high)
+    jitter = (_bits(rngs, "jitter").random_raw(values.size) % np.uint64(60)).astype(np.int64).reshape(values.shape)
+    return Grid(np.arange(slots, dtype=np.int64) * SLOT_S + jitter, values)
+
+
+def _sessions(rng: random.Random, series: tuple[Series, ...], grid: Grid, forced: int, at: int) -> None:
+    """An anomaly session for about SESSION_RATE of series, and always for series `forced`
+    (starting at slot `at`)."""
+    slots = grid.reading.shape[1]
+    for i, s in enumerate(series):
+        if i != forced and rng.random() >= SESSION_RATE:
+            continue
         length = rng.randint(3, 12)
-        at = forced if forced is not None else rng.randrange(len(slots))
-        for i, v in enumerate(_session(rng, s, rng.choice(SESSIONS), length)):
-            if at + i < len(slots):
-                values[at + i] = v
-    jitter = rng.random
-    return [(f"{t}{int(jitter() * 60):02d}", s.machine, s.sensor, v) for t, v in zip(slots, values, strict=True)]
+        start = at if i == forced else rng.randrange(slots)
+        values = _session(rng, s, rng.choice(SESSIONS), length)[:slots - start]
+        grid.reading[i, start:start + len(values)] = values
 
 
-def _slots(machines: int) -> list[datetime]:
-    first = NOON - timedelta(minutes=30 * hours(machines))
-    return [first + i * SLOT for i in range(12 * hours(machines))]
+def _edges(rng: random.Random, series: tuple[Series, ...], grid: Grid, first: datetime) -> int:
+    """Overrides at the window's ends and bounds; returns the flat index of the reading at
+    exactly 11:30:00, which is also duplicated."""
+    a, b, c, d, e, f = rng.sample(range(len(series)), 6)
+    start, end = _offset(first, WINDOW_START), _offset(first, WINDOW_END)
+
+    def put(i: int, moment: int, value: float) -> int:
+        slot = moment // SLOT_S
+        grid.at[i, slot], grid.reading[i, slot] = moment, value
+        return i * grid.at.shape[1] + slot
+
+    exact = put(a, start, _outside(rng, series[a], True))  # exactly 11:30:00
+    put(b, end, _outside(rng, series[b], False))  # exactly 12:30:00
+    put(c, end + rng.randint(1, 9), _outside(rng, series[c], True))  # 12:30:0x
+    put(d, start - rng.randint(1, 9), _outside(rng, series[d], True))  # 11:29:5x
+    put(e, start + 3 * SLOT_S + rng.randrange(60), series[e].low)
+    put(f, start + 8 * SLOT_S + rng.randrange(60), series[f].high)
+    return exact
 
 
-def _edge_rows(rng: random.Random, series: tuple[Series, ...], rows: dict[Series, list[Row]],
-               slots: list[datetime]) -> list[Row]:
-    """Overrides at the window's ends and bounds; returns the rows to duplicate besides."""
-    index = {t: i for i, t in enumerate(slots)}
-    a, b, c, d, e, f = rng.sample(series, 6)
-
-    def put(s: Series, slot: datetime, moment: datetime, value: float) -> Row:
-        row = (stamp(moment), s.machine, s.sensor, value)
-        rows[s][index[slot]] = row
-        return row
-
-    start, end = WINDOW_START, WINDOW_END
-    first = put(a, start, start, _outside(rng, a, True))  # exactly 11:30:00
-    put(b, end, end, _outside(rng, b, False))  # exactly 12:30:00
-    put(c, end, end + timedelta(seconds=rng.randint(1, 9)), _outside(rng, c, True))  # 12:30:0x
-    put(d, start - SLOT, start - timedelta(seconds=rng.randint(1, 9)), _outside(rng, d, True))  # 11:29:5x
-    put(e, start + 3 * SLOT, start + 3 * SLOT + timedelta(seconds=rng.randrange(60)), e.low)
-    put(f, start + 8 * SLOT, start + 8 * SLOT + timedelta(seconds=rng.randrange(60)), f.high)
-    return [first]
-
-
-def _unknown(rng: random.Random, count: int) -> list[Row]:
-    """`count` extreme readings of unknown machines in the window, each key used once."""
+def _unknown(rng: random.Random, count: int, start: int) -> tuple[list[tuple[str, str]], Ints, Floats]:
+    """`count` extreme readings of unknown machines in the window (from second `start`), each
+    (key, slot) used once: the keys, and the seconds and readings of the rows (row i has key
+    i // UNKNOWN_SLOTS)."""
     names = list(SENSORS)
-    per_machine = UNKNOWN_SLOTS * len(names)
-    rows = []
+    keys = [(f"M{UNKNOWN_FIRST + j // len(names)}", names[j % len(names)])
+            for j in range(math.ceil(count / UNKNOWN_SLOTS))]
+    at, values = [], []
     for i in range(count):
-        machine = f"M{UNKNOWN_FIRST + i // per_machine}"
-        sensor = names[(i // UNKNOWN_SLOTS) % len(names)]
-        moment = WINDOW_START + (i % UNKNOWN_SLOTS) * SLOT + timedelta(seconds=rng.randrange(60))
-        value = round(rng.choice((-1, 1)) * rng.uniform(5000, 99999), 2)
-        rows.append((stamp(moment), machine, sensor, value))
-    return rows
+        at.append(start + (i % UNKNOWN_SLOTS) * SLOT_S + rng.randrange(60))
+        values.append(round(rng.choice((-1, 1)) * rng.uniform(5000, 99999), 2))
+    return keys, np.array(at, dtype=np.int64), np.array(values, dtype=np.float64)
 
 
 def plan_world(rngs: WorldRng, machines: int, unknown: int) -> Plan:
     made = _machines(rngs.stream("machines"), machines)
     series = _series(rngs, made)
-    slots = _slots(machines)
-    window_slots = [i for i, t in enumerate(slots) if WINDOW_START <= t <= WINDOW_END]
-    forced = rngs.stream("forced").choice(series)  # a session that overlaps the window in every world
-    minutes = [t.strftime("%Y-%m-%d %H:%M:") for t in slots]
-    rows = {s: _readings(rngs.stream("readings", s.machine, s.sensor), s, minutes,
-                         window_slots[2] if s is forced else None) for s in series}
-    doubled = _edge_rows(rngs.stream("edges"), series, rows, slots)
-    table = [r for s in series for r in rows[s]] + _unknown(rngs.stream("unknown"), unknown)
-    dup = rngs.stream("duplicates")
-    doubled += dup.sample(table, math.ceil(DUPLICATE_RATE * len(table)))
-    table += doubled
-    rngs.stream("shuffle").shuffle(table)
-    return Plan(made, series, tuple(table))
+    slots = 12 * hours(machines)
+    first = NOON - timedelta(minutes=30 * hours(machines))
+    start = _offset(first, WINDOW_START)
+    grid = _grid(rngs, series, slots)
+    forced = rngs.stream("forced").randrange(len(series))  # a session that overlaps the window in every world
+    _sessions(rngs.stream("sessions"), series, grid, forced, start // SLOT_S + 2)
+    exact = _edges(rngs.stream("edges"), series, grid, first)
+    extra_keys, extra_at, extra_reading = _unknown(rngs.stream("unknown"), unknown, start)
+    key = np.concatenate([np.repeat(np.arange(len(series), dtype=np.int64), slots),
+                          len(series) + np.arange(unknown, dtype=np.int64) // UNKNOWN_SLOTS])
+    at = np.concatenate([grid.at.ravel(), extra_at])
+    reading = np.concatenate([grid.reading.ravel(), extra_reading])
+    doubled = [exact, *rngs.stream("duplicates").sample(range(len(at)), math.ceil(DUPLICATE_RATE * len(at)))]
+    order = np.argsort(_bits(rngs, "shuffle").random_raw(len(at) + len(doubled)), kind="stable")
+    rows = np.concatenate([np.arange(len(at)), np.array(doubled, dtype=np.int64)])[order]
+    keys = tuple((s.machine, s.sensor) for s in series) + tuple(extra_keys)
+    return Plan(made, series, keys, first, at[rows], key[rows], reading[rows])

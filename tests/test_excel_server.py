@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import zipfile
 from datetime import date, datetime
 from pathlib import Path
@@ -18,7 +19,9 @@ from openpyxl.worksheet.datavalidation import DataValidation
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
-from mock_servers.excel import toolbox
+from mock_servers.core.files import workbook_bytes
+from mock_servers.excel import toolbox, workbook
+from mock_servers.excel.plain import Rows, plain_workbook_bytes
 from tests.harness import ServerHarness
 
 TOOLS = {
@@ -615,3 +618,93 @@ def test_through_an_mcp_client(xl: Server) -> None:
     names, read = asyncio.run(scenario())
     assert names == TOOLS
     assert read["values"] == [["a", 1]]
+
+
+def test_a_read_gives_these_exact_bytes(xl: Server) -> None:
+    """Pages pinned byte for byte: compact JSON in key order, numbers as stored, dates as ISO
+    8601, a formula without a cached value, a page cut by max_cells and the page after it."""
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["name", "when", "amount", None, "ratio"])
+    ws.append(["Zoë & <co>", datetime(2024, 2, 29), 1234.5, None, "=C2*2"])
+    ws.append(["x", datetime(2024, 3, 1, 12, 30), -7, 1e-7, 0.1 + 0.2])
+    wb.save(xl.ws / "pin.xlsx")
+    for _ in range(2):  # the first read parses the file, the second reads the cached rows
+        assert xl.ok_text("read_data_from_excel", filepath="pin.xlsx", sheet_name="Sheet",
+                          max_cells=10) == (
+            '{"sheet_name":"Sheet","range":"A1:E2","values":[["name","when","amount",null,'
+            '"ratio"],["Zoë & <co>","2024-02-29T00:00:00",1234.5,null,null]],'
+            '"uncalculated":["E2"],"has_more":true,"next_start_cell":"A3"}')
+        assert xl.ok_text("read_data_from_excel", filepath="pin.xlsx", sheet_name="Sheet",
+                          start_cell="A3") == (
+            '{"sheet_name":"Sheet","range":"A3:E3","values":[["x","2024-03-01T12:30:00",-7,'
+            '1e-07,0.3]],"uncalculated":[],"has_more":false,"next_start_cell":null}')
+
+
+PLAIN = [["Year", "x & <y> z", " lead", "trail ", "  ", "a\nb", "\tt", "ü€😀", "#REF"],
+         [1989, 2.5, 0.0, -0.0, 1e-7, 1e20, 12345678901234567, 0.1 + 0.2, -3],
+         [],
+         [None, 1.7976931348623157e308, None],
+         [None, None],
+         ["=", 5]]
+
+
+def _appended(sheets: list[tuple[str, Rows]]) -> bytes:
+    wb = Workbook()
+    wb.active.title = sheets[0][0]
+    for title, _ in sheets[1:]:
+        wb.create_sheet(title)
+    for ws, (_, rows) in zip(wb.worksheets, sheets, strict=True):
+        for row in rows:
+            ws.append(list(row))
+    return workbook_bytes(wb, datetime(2025, 1, 1))
+
+
+@pytest.mark.parametrize("sheets", [
+    [("Data", PLAIN), ("Other sheet", [[1.5]])],
+    [("Empty", [])],
+    [("Blank rows", [[], [None], [], ["a", None, "c"], []])],
+    [("Wide", [[None] * 30 + [7]] * 3)],
+])
+def test_plain_workbooks_are_what_openpyxl_writes(sheets: list[tuple[str, Rows]]) -> None:
+    assert plain_workbook_bytes(sheets, datetime(2025, 1, 1)) == _appended(sheets)
+
+
+@pytest.mark.parametrize("value", ["", "=A1", "#N/A", "a\rb", "\x01", "x" * 32_768,
+                                   math.nan, math.inf, True, date(2025, 1, 1)])
+def test_plain_workbooks_refuse_what_would_not_read_back(value: Any) -> None:
+    with pytest.raises(ValueError):
+        plain_workbook_bytes([("S", [[1, value]])], datetime(2025, 1, 1))
+
+
+def test_a_workbook_this_process_wrote_reads_as_a_parsed_one(
+        xl: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first read of a plain workbook takes its rows from the values written; every page
+    is the one parsing the file gives."""
+    data = plain_workbook_bytes([("Data", PLAIN), ("More", [[1, 2], ["z"]])],
+                                datetime(2025, 1, 1))
+    (xl.ws / "written.xlsx").write_bytes(data)
+    (xl.ws / "parsed.xlsx").write_bytes(data)
+    reads = [{"sheet_name": "Data"}, {"sheet_name": "Data", "start_cell": "B2", "end_cell": "D5"},
+             {"sheet_name": "Data", "start_cell": "C1", "max_cells": 12},
+             {"sheet_name": "More", "preview_only": True}]
+    written = [xl.ok_text("read_data_from_excel", filepath="written.xlsx", **r) for r in reads]
+    monkeypatch.setattr(workbook, "written_rows", lambda _data: None)
+    assert [xl.ok_text("read_data_from_excel", filepath="parsed.xlsx", **r)
+            for r in reads] == written
+
+
+def test_a_sheet_without_a_dimension_record(xl: Server) -> None:
+    """openpyxl's write-only workbooks carry no dimension record: the used range is found by
+    streaming the sheet, once per file version."""
+    wb = Workbook(write_only=True)
+    ws = wb.create_sheet("S")
+    for row in SALES:
+        ws.append(row)
+    wb.save(xl.ws / "streamed.xlsx")
+    for _ in range(2):
+        meta = xl.ok("get_workbook_metadata", filepath="streamed.xlsx")
+        assert meta["sheets"] == [{"name": "S", "dimensions": "A1:D6", "max_row": 6,
+                                   "max_column": 4}]
+        assert xl.ok("read_data_from_excel", filepath="streamed.xlsx", sheet_name="S")[
+            "values"] == SALES

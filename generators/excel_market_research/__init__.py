@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openpyxl import Workbook
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.excel_market_research import (
@@ -32,8 +31,8 @@ from generators.common import create_world, finish_world
 from generators.excel_market_research.plan import NOW, Plan, default_internal, plan_world
 from loca.core.clock import iso_z
 from loca.core.rng import WorldRng
-from loca.core.world import World, WorldMeta, write_text_atomic
-from mock_servers.core.files import save_workbook
+from loca.core.world import World, WorldMeta, write_bytes_atomic, write_text_atomic
+from mock_servers.excel.plain import Rows, Value, plain_workbook_bytes
 
 VERSION = "1"
 PLACEHOLDERS = 3
@@ -60,30 +59,20 @@ def report_header(plan: Plan) -> list[str]:
     return [YEAR, *(f"{r.name} %" for r in plan.raws), TARGET_COLUMN]
 
 
-def _data_workbook(plan: Plan) -> Workbook:
-    wb = Workbook()
-    raw = wb.active
-    raw.title = RAW_SHEET
-    raw.append([YEAR, *(r.header for r in plan.raws)])
-    for i, year in enumerate(plan.years):
-        raw.append([year, *(r.values[i] for r in plan.raws)])
+def _data_sheets(plan: Plan) -> list[tuple[str, Rows]]:
+    """RawData (years under the header, then the Total row) and Methodology."""
+    raw: list[list[Value]] = [[YEAR, *(r.header for r in plan.raws)]]
+    raw += [[year, *(r.values[i] for r in plan.raws)] for i, year in enumerate(plan.years)]
     raw.append([TOTAL, *(round(sum(r.values), 2) for r in plan.raws)])
-    method = wb.create_sheet(METHOD_SHEET)
-    method.append([METHOD_CORNER, *(r.name for r in plan.raws)])
-    for name, weights in zip(plan.internal, plan.weights, strict=True):
-        method.append([name, *weights])
-    return wb
+    method: list[list[Value]] = [[METHOD_CORNER, *(r.name for r in plan.raws)]]
+    method += [[name, *weights] for name, weights in zip(plan.internal, plan.weights, strict=True)]
+    return [(RAW_SHEET, raw), (METHOD_SHEET, method)]
 
 
-def _format_workbook(plan: Plan) -> Workbook:
-    wb = Workbook()
-    ws = wb.active
-    ws.title = REPORT.sheet or "GrowthRate"
-    header = report_header(plan)
-    ws.append(header)
-    for _ in range(PLACEHOLDERS):
-        ws.append(["YYYY", *([0.0] * (len(header) - 1))])
-    return wb
+def _format_sheets(plan: Plan) -> list[tuple[str, Rows]]:
+    header: list[Value] = [*report_header(plan)]
+    placeholder: list[Value] = ["YYYY", *([0.0] * (len(header) - 1))]
+    return [(REPORT.sheet or "GrowthRate", [header, *([placeholder] * PLACEHOLDERS)])]
 
 
 def generate(root: Path, params: dict[str, object], seed: int,
@@ -97,8 +86,8 @@ def generate(root: Path, params: dict[str, object], seed: int,
     world, db = create_world(root, meta, TASK.servers.values())
     db.dispose()
     moment = world.clock.at(0)
-    save_workbook(_data_workbook(plan), world.workspace / DATA_FILE, moment)
-    save_workbook(_format_workbook(plan), world.workspace / FORMAT_FILE, moment)
+    write_bytes_atomic(world.workspace / DATA_FILE, plain_workbook_bytes(_data_sheets(plan), moment))
+    write_bytes_atomic(world.workspace / FORMAT_FILE, plain_workbook_bytes(_format_sheets(plan), moment))
     write_text_atomic(world.workspace / SPECIFIC_FILE,
                       specific_text(plan.internal[plan.target], plan.start, plan.end))
     answer = {HEADER_KEY: report_header(plan), ROWS_KEY: plan.rows()}

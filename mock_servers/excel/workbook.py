@@ -26,8 +26,10 @@ from openpyxl.xml.constants import SHEET_MAIN_NS
 
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve, save_workbook
+from mock_servers.core.output import dump_json
 from mock_servers.core.toolkit import Call
 from mock_servers.excel.limits import check_archive, text_problem
+from mock_servers.excel.plain import Rows, read_back, written_rows
 
 MAX_ROW = 1_048_576
 MAX_COL = 16_384
@@ -137,14 +139,13 @@ class WorkbookFile:
             check_archive(data, self.shown)
             return load_workbook(BytesIO(data), keep_vba=self.macros)
 
-    def cached(self, call: Call, *, read_only: bool, data_only: bool = False) -> CachedWorkbook:
+    def cached(self, *, read_only: bool, data_only: bool = False) -> CachedWorkbook:
         """The parsed workbook that reads share while the file keeps the same bytes; never
         modify it. `read_only` is openpyxl's streaming mode: cheap to open, with cells read
         through `rows`; otherwise all of it is in memory (merged ranges, tables, validations).
         `data_only` gives formula cells the values cached in the file."""
         with self._opening():
-            return _parsed(call.state.setdefault("workbooks", OrderedDict()), self,
-                           read_only, data_only)
+            return _parsed(self, read_only, data_only)
 
     @contextmanager
     def _opening(self) -> Iterator[None]:
@@ -164,24 +165,42 @@ class WorkbookFile:
 _AHEAD = 256  # rows a read parses ahead in one step
 
 FORMULA = object()
-"""Stands for a formula cell in `SheetRows.values` (its value is read from the cached copy)."""
+"""Stands for a formula cell in the values of `SheetRows.lines` (its value is read from the
+cached copy)."""
+
+Line = tuple[list[Any], str | None]
+"""A row of a window: its JSON values (never modify them) and, when it holds no formula, their
+JSON text."""
+
+
+@dataclass(slots=True)
+class _Stored:
+    """A row the file stores: its cells in column order, their JSON values once read, and the
+    line of the last window read from it, after that window's first and last columns."""
+
+    columns: list[int]
+    cells: list[Any]
+    values: list[Any] | None = None
+    window: tuple[tuple[int, int], Line] | None = None
 
 
 class SheetRows:
     """A streamed sheet's stored rows, parsed only as far as reads have gone and kept sparse
     (a row holds only the cells its file stores, so a far-off cell costs nothing). Rows end at
-    the file's last one, as openpyxl's streaming reader's do. Each row's cells are turned into
-    JSON values once, on the first read that reaches them."""
+    the file's last one, as openpyxl's streaming reader's do. A row's cells are turned into JSON
+    values once, on the first read that reaches them, and the JSON text of the last window read
+    from it is kept for the next read of that window."""
 
-    def __init__(self, ws: Any) -> None:
+    def __init__(self, ws: Any, written: Rows | None = None) -> None:
         self.ws = ws
+        self._written = written
         self._lock = Lock()
         self._restart()
 
-    def values(self, area: Box) -> Iterator[list[Any]]:
-        """The JSON values of `area` row by row (None where the file has no cell, FORMULA for a
+    def lines(self, area: Box) -> Iterator[Line]:
+        """The lines of `area` row by row (None where the file has no cell, FORMULA for a
         formula cell), up to the sheet's last row."""
-        parsed, i = 0, 0
+        parsed, i, span = 0, 0, (area.min_col, area.max_col)
         for row in range(area.min_row, area.max_row + 1):
             if row > parsed:  # parse a stretch ahead, then walk the stored rows in step
                 parsed = self._parsed_to(min(row + _AHEAD, area.max_row))
@@ -189,18 +208,15 @@ class SheetRows:
                     return
                 i = bisect_left(self._numbers, row)
             if i == len(self._numbers) or self._numbers[i] != row:
-                yield [None] * area.cols
+                empty = [None] * area.cols
+                yield empty, dump_json(empty)
                 continue
-            columns, lo, hi = self._within(i, area)
-            converted = self._json(i)
+            stored = self._stored[i]
             i += 1
-            if hi - lo == area.cols:  # every cell of the row's span is stored
-                yield converted[lo:hi]
-                continue
-            out: list[Any] = [None] * area.cols
-            for k in range(lo, hi):
-                out[columns[k] - area.min_col] = converted[k]
-            yield out
+            window = stored.window  # one attribute: reads in other threads see it whole
+            if window is None or window[0] != span:
+                window = stored.window = (span, self._line(stored, area))
+            yield window[1]
 
     def has_values(self, area: Box) -> bool:
         """Whether any cell of `area` holds a value (parsing no further than the first)."""
@@ -209,25 +225,26 @@ class SheetRows:
             i = bisect_left(self._numbers, row)
             if self._numbers[i] > area.max_row:
                 return False
-            _, lo, hi = self._within(i, area)
-            if any(cell.value is not None for cell in self._stored[i][1][lo:hi]):
+            stored = self._stored[i]
+            lo, hi = _within(stored.columns, area)
+            if any(cell.value is not None for cell in stored.cells[lo:hi]):
                 return True
             row = self._numbers[i] + 1
         return False
 
-    def _within(self, i: int, area: Box) -> tuple[list[int], int, int]:
-        """Stored row `i`'s columns and the bounds of those inside `area`."""
-        columns = self._stored[i][0]
-        if columns and columns[0] >= area.min_col and columns[-1] <= area.max_col:
-            return columns, 0, len(columns)
-        return columns, bisect_left(columns, area.min_col), bisect_right(columns, area.max_col)
-
-    def _json(self, i: int) -> list[Any]:
-        converted = self._converted[i]
-        if converted is None:
-            converted = self._converted[i] = [
-                FORMULA if cell.data_type == "f" else json_value(cell) for cell in self._stored[i][1]]
-        return converted
+    @staticmethod
+    def _line(stored: _Stored, area: Box) -> Line:
+        if stored.values is None:
+            stored.values = [FORMULA if cell.data_type == "f" else json_value(cell)
+                             for cell in stored.cells]
+        lo, hi = _within(stored.columns, area)
+        if hi - lo == area.cols:  # every cell of the row's span is stored
+            values = stored.values[lo:hi]
+        else:
+            values = [None] * area.cols
+            for k in range(lo, hi):
+                values[stored.columns[k] - area.min_col] = stored.values[k]
+        return values, None if FORMULA in values else dump_json(values)
 
     def _parsed_to(self, row: int) -> int:
         """Parse on to `row` if need be; the last stored row number parsed."""
@@ -245,15 +262,21 @@ class SheetRows:
             self._done = True
         elif not self._numbers or parsed[0] > self._numbers[-1]:
             self._numbers.append(parsed[0])
-            self._stored.append(([cell.column for cell in parsed[1]], parsed[1]))
-            self._converted.append(None)
+            self._stored.append(_Stored([cell.column for cell in parsed[1]], parsed[1]))
 
     def _restart(self) -> None:
         self._numbers: list[int] = []
-        self._stored: list[tuple[list[int], list[Any]]] = []
-        self._converted: list[list[Any] | None] = []
+        self._stored: list[_Stored] = []
         self._done = False
-        self._stream = _stored_rows(self.ws)
+        self._stream = _stored_rows(self.ws) if self._written is None \
+            else _written_rows(self.ws, self._written)
+
+
+def _within(columns: list[int], area: Box) -> tuple[int, int]:
+    """The bounds of the stored `columns` inside `area`."""
+    if columns and columns[0] >= area.min_col and columns[-1] <= area.max_col:
+        return 0, len(columns)
+    return bisect_left(columns, area.min_col), bisect_right(columns, area.max_col)
 
 
 _INLINE, _FORMULA = f"{{{SHEET_MAIN_NS}}}is", f"{{{SHEET_MAIN_NS}}}f"
@@ -294,41 +317,68 @@ def _stored_rows(ws: Any) -> Iterator[tuple[int, list[Any]]]:
                                  key=lambda cell: cell.column)
 
 
+def _written_rows(ws: Any, rows: Rows) -> Iterator[tuple[int, list[Any]]]:
+    """`_stored_rows` of a sheet this process wrote with `plain_workbook_bytes`, made from the
+    values it wrote instead of parsed from the file."""
+    for number, row in enumerate(rows, start=1):
+        if row:
+            yield number, [ReadOnlyCell(ws, number, column, *read_back(value))
+                           for column, value in enumerate(row, start=1) if value is not None]
+
+
 @dataclass
 class CachedWorkbook:
-    """A workbook parsed from `data`, with the rows of its streamed sheets kept once read."""
+    """A workbook parsed from `data`, with the rows of its streamed sheets kept once read;
+    `written`: the rows of each sheet when this process wrote the file (`written_rows`)."""
 
     data: bytes
     wb: Workbook
+    written: dict[str, Rows] | None = None
     _rows: dict[str, SheetRows] = field(default_factory=dict, init=False)
+    _extents: dict[str, Box] = field(default_factory=dict, init=False)
+
+    def extent(self, ws: Any) -> Box:
+        """`extent` of `ws`, one of this workbook's worksheets, worked out once (a sheet whose
+        file has no dimension record is streamed to find it)."""
+        used = self._extents.get(ws.title)
+        if used is None:
+            used = self._extents[ws.title] = extent(ws)
+        return used
 
     def rows(self, ws: Any) -> SheetRows:
         """The rows of `ws`, one of this (streaming mode) workbook's worksheets."""
-        if ws.title not in self._rows:
-            self._rows[ws.title] = SheetRows(ws)
-        return self._rows[ws.title]
+        rows = self._rows.get(ws.title)
+        if rows is None:
+            written = None if self.written is None else self.written[ws.title]
+            rows = self._rows.setdefault(ws.title, SheetRows(ws, written))
+        return rows
 
 
 CACHED_WORKBOOKS = 8
-WorkbookCache = OrderedDict[tuple[Path, bool, bool], CachedWorkbook]
+_cache: OrderedDict[tuple[Path, bool, bool], CachedWorkbook] = OrderedDict()
+_cache_lock = Lock()
 
 
-def _parsed(cache: WorkbookCache, book: WorkbookFile, read_only: bool,
-            data_only: bool) -> CachedWorkbook:
+def _parsed(book: WorkbookFile, read_only: bool, data_only: bool) -> CachedWorkbook:
     """The workbook of `book`, parsed once per mode and reused while the file holds the same
     bytes (a same-size rewrite can keep inode, size and mtime, as inodes are reused and mtimes
-    can be coarse). `cache` is the server instance's; it keeps the CACHED_WORKBOOKS most
-    recently used."""
+    can be coarse). The cache is the process's, so the server instance that measures a world
+    and the one that serves it parse a file once; it keeps the CACHED_WORKBOOKS most recently
+    used."""
     data = book.path.read_bytes()
     key = (book.path, read_only, data_only)
-    entry = cache.pop(key, None)
+    with _cache_lock:
+        entry = _cache.get(key)
     if entry is None or entry.data != data:
         check_archive(data, book.shown)
         entry = CachedWorkbook(data, load_workbook(BytesIO(data), read_only=read_only,
-                                                   data_only=data_only))
-    cache[key] = entry
-    if len(cache) > CACHED_WORKBOOKS:
-        cache.popitem(last=False)
+                                                   data_only=data_only),
+                               written_rows(data) if read_only else None)
+    with _cache_lock:
+        _cache[key] = entry
+        _cache.move_to_end(key)
+        if len(_cache) > CACHED_WORKBOOKS:
+            _cache.popitem(last=False)
     return entry
 
 

@@ -48,7 +48,7 @@ def cached_sheet(call: Call, filepath: str,
                  sheet_name: str) -> tuple[WorkbookFile, Worksheet]:
     """A sheet of the shared copy with every cell in memory, for reads; never modify it."""
     book = workbook_file(call, filepath)
-    return book, worksheet(book.cached(call, read_only=False).wb, sheet_name, book)
+    return book, worksheet(book.cached(read_only=False).wb, sheet_name, book)
 
 
 def sheet_range(text: str, ws: Worksheet) -> Box:

@@ -129,7 +129,7 @@ def create_pivot_table(
     cells; empty keys show as (blank). Formula cells count with their cached values."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
     area = bounded(sheet_range(data_range, ws), "data_range")
-    cached = book.cached(call, read_only=True, data_only=True).wb[sheet_name]
+    cached = book.cached(read_only=True, data_only=True).wb[sheet_name]
     table = list(cached.iter_rows(min_row=area.min_row, max_row=area.max_row,
                                   min_col=area.min_col, max_col=area.max_col, values_only=True))
     summary = pivot(table, rows, values, columns or [], agg_func)

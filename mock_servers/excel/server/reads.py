@@ -26,9 +26,9 @@ from mock_servers.excel.server.base import (
 from mock_servers.excel.workbook import (
     FORMULA,
     Box,
+    CachedWorkbook,
     SheetRows,
     box,
-    extent,
     workbook_file,
     worksheet,
 )
@@ -36,8 +36,8 @@ from mock_servers.excel.workbook import (
 PREVIEW_ROWS = 10
 
 
-def _sheet_info(ws: Any) -> dict[str, Any]:
-    used = extent(ws)
+def _sheet_info(parsed: CachedWorkbook, ws: Any) -> dict[str, Any]:
+    used = parsed.extent(ws)
     return {"name": ws.title, "dimensions": used.a1, "max_row": used.max_row,
             "max_column": used.max_col}
 
@@ -54,22 +54,23 @@ def get_workbook_metadata(
     sheet also carries `tables:[{name,range}]`."""
     book = workbook_file(call, filepath)
     size = book.path.stat().st_size
+    parsed = book.cached(read_only=not include_ranges)
+    sheets = [_sheet_info(parsed, ws) for ws in parsed.wb.worksheets]
     if include_ranges:
-        sheets = [_sheet_info(ws) | {"tables": [{"name": t.displayName, "range": t.ref}
-                                                for t in ws.tables.values()]}
-                  for ws in book.cached(call, read_only=False).wb.worksheets]
-    else:
-        sheets = [_sheet_info(ws) for ws in book.cached(call, read_only=True).wb.worksheets]
+        for info, ws in zip(sheets, parsed.wb.worksheets, strict=True):
+            info["tables"] = [{"name": t.displayName, "range": t.ref} for t in ws.tables.values()]
     return {"filename": book.shown, "sheets": sheets, "size": size}
 
 
 @dataclass
 class _Page:
-    """Rows read from one window of a sheet; formula cells are filled in afterwards."""
+    """Rows read from one window of a sheet, each with its JSON text (kept in step with its
+    values); formula cells are filled in afterwards."""
 
     sheet: str
     window: Box
     values: list[list[Any]]
+    texts: list[str]
     formulas: list[tuple[int, int]] = field(default_factory=list)
     uncalculated: list[tuple[int, str]] = field(default_factory=list)
     has_more: bool = False
@@ -79,50 +80,52 @@ class _Page:
         while self.values and len(self.values) - 1 not in formula_rows \
                 and all(v is None for v in self.values[-1]):
             self.values.pop()
+            self.texts.pop()
 
-    def result(self, rows: int | None = None) -> dict[str, Any]:
-        """The JSON answer; with `rows`, only that many rows, reported as cut by the cap."""
+    def text(self, rows: int | None = None) -> str:
+        """The JSON answer; with `rows`, only that many rows, reported as cut by the cap. Built
+        from the rows' texts: the same text as serialising the whole answer at once."""
         cut = rows is not None
         window = self.window if rows is None else Box(
             self.window.min_row, self.window.min_col, self.window.min_row + rows - 1,
             self.window.max_col)
         has_more = self.has_more or cut
-        out = {
-            "sheet_name": self.sheet,
-            "range": window.a1,
-            "values": self.values[:rows] if cut else self.values,
+        head = {"sheet_name": self.sheet, "range": window.a1}
+        tail: dict[str, Any] = {
             "uncalculated": [ref for row, ref in self.uncalculated if row <= window.max_row],
             "has_more": has_more,
             "next_start_cell": f"{get_column_letter(window.min_col)}{window.max_row + 1}"
                                if has_more else None,
         }
         if cut:
-            out["notice"] = (f"output cap reached after {rows} rows; "
-                             "request the next page from next_start_cell")
-        return out
+            tail["notice"] = (f"output cap reached after {rows} rows; "
+                              "request the next page from next_start_cell")
+        values = ",".join(self.texts[:rows] if cut else self.texts)
+        return f'{dump_json(head)[:-1]},"values":[{values}],{dump_json(tail)[1:]}'
 
 
 def _read_page(sheet: SheetRows, area: Box, per_page: int) -> _Page:
     values: list[list[Any]] = []
+    texts: list[str] = []
     formulas: list[tuple[int, int]] = []
-    for i, line in enumerate(islice(sheet.values(area), per_page)):
-        if FORMULA in line:
-            for j, value in enumerate(line):
-                if value is FORMULA:
-                    formulas.append((i, j))
-                    line[j] = None
+    for i, (line, text) in enumerate(islice(sheet.lines(area), per_page)):
+        if text is None:  # formula cells are filled in from the cached copy
+            formulas += [(i, j) for j, value in enumerate(line) if value is FORMULA]
+            line = [None if value is FORMULA else value for value in line]
+            text = dump_json(line)
         values.append(line)
+        texts.append(text)
     last = area.min_row + len(values) - 1 if values else area.max_row  # nothing stored there
     has_more = last < area.max_row and sheet.has_values(
         Box(last + 1, area.min_col, area.max_row, area.max_col))
     window = Box(area.min_row, area.min_col, last, area.max_col)
-    return _Page(sheet.ws.title, window, values, formulas, has_more=has_more)
+    return _Page(sheet.ws.title, window, values, texts, formulas, has_more=has_more)
 
 
 def _fill_cached_values(sheet: SheetRows, page: _Page) -> None:
     """Formula cells take the value a spreadsheet program cached in the file, if any."""
     w = page.window
-    cached = list(sheet.values(w))
+    cached = [line for line, _ in sheet.lines(w)]
     for i, j in page.formulas:
         value = cached[i][j]
         value = None if value is FORMULA else value
@@ -130,15 +133,17 @@ def _fill_cached_values(sheet: SheetRows, page: _Page) -> None:
         if value is None:
             page.uncalculated.append(
                 (w.min_row + i, f"{get_column_letter(w.min_col + j)}{w.min_row + i}"))
+    for i in {i for i, _ in page.formulas}:
+        page.texts[i] = dump_json(page.values[i])
 
 
 def _within_cap(page: _Page, cap: int) -> str:
-    """The page as JSON text within the output cap (serialised once when it fits)."""
-    text = dump_json(page.result())
+    """The page as JSON text within the output cap (built once when it fits)."""
+    text = page.text()
     if len(text) <= cap or len(page.values) < 2:
         return text
-    rows = most_that_fit(1, len(page.values) - 1, lambda n: len(dump_json(page.result(n))) <= cap)
-    return dump_json(page.result(rows))  # reported as a cut page
+    rows = most_that_fit(1, len(page.values) - 1, lambda n: len(page.text(n)) <= cap)
+    return page.text(rows)  # reported as a cut page
 
 
 @toolbox.tool(rw="read", core=True)
@@ -162,12 +167,12 @@ def read_data_from_excel(
     it is null and its cell is listed in `uncalculated`."""
     book = workbook_file(call, filepath)
     start = box(start_cell)
-    parsed = book.cached(call, read_only=True)
+    parsed = book.cached(read_only=True)
     ws = worksheet(parsed.wb, sheet_name, book)
     if end_cell:
         area = box(start_cell, end_cell)
     else:
-        used = extent(ws)
+        used = parsed.extent(ws)
         area = Box(start.min_row, start.min_col, max(used.max_row, start.min_row),
                    max(used.max_col, start.min_col))
     per_page = max_cells // area.cols
@@ -177,7 +182,7 @@ def read_data_from_excel(
     page = _read_page(parsed.rows(ws), area,
                       min(per_page, PREVIEW_ROWS) if preview_only else per_page)
     if page.formulas:
-        values = book.cached(call, read_only=True, data_only=True)
+        values = book.cached(read_only=True, data_only=True)
         _fill_cached_values(values.rows(values.wb[sheet_name]), page)
     page.drop_trailing_empty_rows()
     return _within_cap(page, call.max_output_chars)
@@ -201,7 +206,8 @@ def validate_excel_range(
     """Check that cell references form a valid range on the sheet and say whether it lies
     inside the sheet's used data. Returns `{valid,range,message}` (range null when invalid)."""
     book = workbook_file(call, filepath)
-    used = extent(worksheet(book.cached(call, read_only=True).wb, sheet_name, book))
+    parsed = book.cached(read_only=True)
+    used = parsed.extent(worksheet(parsed.wb, sheet_name, book))
     try:
         area = box(start_cell, end_cell)
     except ToolFailure as exc:

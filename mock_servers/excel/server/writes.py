@@ -116,7 +116,7 @@ def validate_formula_syntax(
     """Check a formula without storing or evaluating it: it must parse, use known functions,
     balance its parentheses and reference sheets of this workbook. Returns `{valid,message}`."""
     book = workbook_file(call, filepath)
-    wb = book.cached(call, read_only=True).wb
+    wb = book.cached(read_only=True).wb
     ws = worksheet(wb, sheet_name, book)
     row, col = cell_ref(cell)
     problem = formula_problem(formula, wb.sheetnames)

@@ -10,8 +10,8 @@ from openpyxl.chart._chart import ChartBase
 from openpyxl.worksheet.worksheet import Worksheet
 
 from mock_servers.core.errors import invalid
+from mock_servers.excel.areas import Box
 from mock_servers.excel.limits import MAX_LABEL, MAX_SERIES, check_text
-from mock_servers.excel.workbook import Box
 
 ChartType = Literal["line", "bar", "pie", "scatter", "area"]
 _KINDS: dict[str, type[ChartBase]] = {

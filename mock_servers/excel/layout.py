@@ -15,7 +15,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from mock_servers.core.errors import invalid
-from mock_servers.excel.workbook import MAX_COL, MAX_ROW, Box
+from mock_servers.excel.areas import MAX_COL, MAX_ROW, Box
 
 Axis = Literal["row", "col"]
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from mock_servers.core.errors import invalid
+from mock_servers.excel.areas import MAX_COL
 from mock_servers.excel.limits import check_cells
-from mock_servers.excel.workbook import MAX_COL
 
 AggFunc = Literal["sum", "mean", "count", "min", "max"]
 BLANK = "(blank)"

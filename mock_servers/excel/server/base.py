@@ -12,8 +12,9 @@ from pydantic import Field
 from mock_servers.core.errors import invalid
 from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.core.toolkit import Call, Toolbox
+from mock_servers.excel.areas import Box, parse_range
 from mock_servers.excel.limits import check_cells, check_growth, new_cells
-from mock_servers.excel.workbook import Box, WorkbookFile, parse_range, workbook_file, worksheet
+from mock_servers.excel.workbook import WorkbookFile, workbook_file, worksheet
 
 toolbox = Toolbox("excel", list_keys=("values", "ranges", "rules", "sheets"), instructions=(
     f"Excel workbooks (.xlsx/.xlsm) under {DISPLAY_ROOT}. Cells use A1 notation; rows and "

@@ -16,6 +16,7 @@ from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.excel import layout
+from mock_servers.excel.areas import Box, box, cell_ref, in_sheet, parse_range
 from mock_servers.excel.charts import ChartType, build_chart
 from mock_servers.excel.formatting import BorderStyle, HorizontalAlignment, formatting
 from mock_servers.excel.limits import check_growth
@@ -33,7 +34,6 @@ from mock_servers.excel.server.base import (
     sheet_range,
     toolbox,
 )
-from mock_servers.excel.workbook import Box, box, cell_ref, in_sheet, parse_range
 
 _TABLE_NAME = re.compile(r"[A-Za-z_\\][A-Za-z0-9_.\\]{0,254}")
 _CELL_LIKE = re.compile(r"[A-Za-z]{1,3}[0-9]+|[RrCc]")

@@ -15,6 +15,7 @@ from mock_servers.core.output import dump_json, most_that_fit
 from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.excel import layout
+from mock_servers.excel.areas import Box, box
 from mock_servers.excel.server.base import (
     FilePath,
     OptionalEndCell,
@@ -23,15 +24,8 @@ from mock_servers.excel.server.base import (
     cached_sheet,
     toolbox,
 )
-from mock_servers.excel.workbook import (
-    FORMULA,
-    Box,
-    CachedWorkbook,
-    SheetRows,
-    box,
-    workbook_file,
-    worksheet,
-)
+from mock_servers.excel.sheet_rows import FORMULA, SheetRows
+from mock_servers.excel.workbook import CachedWorkbook, workbook_file, worksheet
 
 PREVIEW_ROWS = 10
 

@@ -13,6 +13,7 @@ from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.excel import layout
+from mock_servers.excel.areas import MAX_COL, MAX_ROW, box, in_sheet
 from mock_servers.excel.limits import check_growth
 from mock_servers.excel.server.base import (
     EndCell,
@@ -27,15 +28,7 @@ from mock_servers.excel.server.base import (
     room,
     toolbox,
 )
-from mock_servers.excel.workbook import (
-    MAX_COL,
-    MAX_ROW,
-    box,
-    check_new_title,
-    in_sheet,
-    workbook_file,
-    worksheet,
-)
+from mock_servers.excel.workbook import check_new_title, workbook_file, worksheet
 
 
 @toolbox.tool(rw="write", core=True)

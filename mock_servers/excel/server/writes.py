@@ -11,6 +11,7 @@ from mock_servers.core.errors import invalid
 from mock_servers.core.toolkit import Call
 from mock_servers.core.types import CellValue
 from mock_servers.excel import layout
+from mock_servers.excel.areas import Box, box, cell_ref, in_sheet
 from mock_servers.excel.formula import formula_problem, normalise
 from mock_servers.excel.limits import check_cells, check_value
 from mock_servers.excel.server.base import (
@@ -22,15 +23,7 @@ from mock_servers.excel.server.base import (
     room,
     toolbox,
 )
-from mock_servers.excel.workbook import (
-    Box,
-    box,
-    cell_ref,
-    check_new_title,
-    in_sheet,
-    workbook_file,
-    worksheet,
-)
+from mock_servers.excel.workbook import check_new_title, workbook_file, worksheet
 
 
 def _check_block(data: list[list[CellValue]]) -> int:

@@ -1,5 +1,5 @@
 """Latency of snowflake `read_query` and google_cloud `bigquery_run_query` beside the same SQL
-run directly on SQLite.
+run directly on SQLite (the overhead as the median of paired differences).
 
     python bench/bench_sql.py            # print the table
     python bench/bench_sql.py --write    # also write its section of bench/RESULTS.md
@@ -141,16 +141,20 @@ def transpiled(runtime: ServerRuntime, sql: str) -> str:
         return prepared.sql()
 
 
-def interleaved(fns: list[object], repeats: int) -> list[float]:
-    """Median ms of each of `fns`, run in turn within every repeat (so a busy machine slows all
-    of them alike)."""
+def interleaved(fns: list[object], repeats: int) -> list[list[float]]:
+    """Seconds of each of `fns` per repeat, run in turn within every repeat (so a busy machine
+    slows all of them alike)."""
     samples: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for i, fn in enumerate(fns):
             began = time.perf_counter()
             fn()  # type: ignore[operator]
             samples[i].append(time.perf_counter() - began)
-    return [1000 * statistics.median(s) for s in samples]
+    return samples
+
+
+def median_ms(samples: list[float]) -> float:
+    return 1000 * statistics.median(samples)
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,7 @@ def run(repeats: int, name: str = "snowflake") -> list[str]:
                  f"{repeats} interleaved runs, in process, on a shared 2-core machine (`python bench/bench_sql.py`). "
                  f"\"{tool_name}\" is the whole tool call (transaction, parse, resolve, transpile, run, typed "
                  "values, JSON, audit row); \"SQLite\" the transpiled statement alone on a plain connection; "
+                 "\"overhead\" the median of the differences between a call and the SQLite run beside it; "
                  "\"front end\" parse, catalog look-ups, lowering and generation without running anything. "
                  "Physical tables carry no indexes (the warehouse has none either).", "",
                  f"| query | rows | {tool_name} ms | SQLite ms | overhead ms | ratio | front end ms |",
@@ -206,9 +211,11 @@ def run(repeats: int, name: str = "snowflake") -> list[str]:
 
             tool()
             rows = len(direct.execute(text).fetchall())
-            ours, theirs, front_ms = interleaved([tool, plain, front], repeats)
-            lines.append(f"| {label} | {rows} | {ours:.2f} | {theirs:.2f} | {ours - theirs:.2f} | "
-                         f"{ours / theirs:.2f} | {front_ms:.2f} |")
+            calls, runs, fronts = interleaved([tool, plain, front], repeats)
+            ours, theirs = median_ms(calls), median_ms(runs)
+            overhead = median_ms([c - r for c, r in zip(calls, runs, strict=True)])  # paired: noise cancels
+            lines.append(f"| {label} | {rows} | {ours:.2f} | {theirs:.2f} | {overhead:.2f} | "
+                         f"{ours / theirs:.2f} | {median_ms(fronts):.2f} |")
         direct.close()
         runtime.db.dispose()
     loop.close()
@@ -217,7 +224,7 @@ def run(repeats: int, name: str = "snowflake") -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--write", action="store_true", help="write the section of bench/RESULTS.md")
     args = parser.parse_args()
     for service in SERVICES:

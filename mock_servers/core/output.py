@@ -6,12 +6,21 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from mock_servers.core import paging
 
 
 def dump_json(obj: Any) -> str:
-    """Compact, UTF-8, key order as built, no NaN."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact, UTF-8, key order as built; non-string keys as strings. Written by orjson; what
+    it refuses (an integer beyond 64 bits, a lone surrogate, a float subclass) by the json
+    module, which writes the same text except that floats under 1e-4 keep Python's exponent
+    form there (`1e-05`, where orjson writes `0.00001`). JSON has no NaN: a non-finite float
+    is null (tool arguments refuse them, and SQLite stores them as NULL)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _truncate_strings(obj: Any, limit: int) -> Any:

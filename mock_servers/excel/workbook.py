@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import BytesIO
@@ -72,16 +72,38 @@ class WorkbookFile:
         save_workbook(wb, self.path, call.now)
 
 
+PAGE_CHARS = 2_000_000  # the texts of read pages a parsed workbook keeps, at most
+
+
 @dataclass
 class CachedWorkbook:
-    """A workbook parsed from `data`, with the rows of its streamed sheets kept once read;
-    `written`: the rows of each sheet when this process wrote the file (`written_rows`)."""
+    """A workbook parsed from `data`, with the rows of its streamed sheets kept once read and
+    the texts of the latest pages read; `written`: the rows of each sheet when this process
+    wrote the file (`written_rows`)."""
 
     data: bytes
     wb: Workbook
     written: dict[str, Rows] | None = None
     _rows: dict[str, SheetRows] = field(default_factory=dict, init=False)
     _extents: dict[str, Box] = field(default_factory=dict, init=False)
+    _pages: OrderedDict[tuple[Any, ...], str] = field(default_factory=OrderedDict, init=False)
+    _pages_lock: Lock = field(default_factory=Lock, init=False)
+
+    def page(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
+        """The text of the page that `key` names, built once while the file keeps these bytes
+        (agents read pages again, e.g. after old tool results were cleared from their context);
+        the latest pages are kept, up to PAGE_CHARS characters in all."""
+        with self._pages_lock:
+            text = self._pages.get(key)
+            if text is not None:
+                self._pages.move_to_end(key)
+                return text
+        text = build()
+        with self._pages_lock:
+            self._pages[key] = text
+            while sum(map(len, self._pages.values())) > PAGE_CHARS and len(self._pages) > 1:
+                self._pages.popitem(last=False)
+        return text
 
     def extent(self, ws: Any) -> Box:
         """`extent` of `ws`, one of this workbook's worksheets, worked out once (a sheet whose

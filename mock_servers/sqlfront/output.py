@@ -5,7 +5,6 @@ dict is made per row."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring
 from typing import Any
@@ -16,27 +15,18 @@ NULL = "null"
 _BOOLEANS = {True: "true", False: "false"}
 
 
-def _finite(values: Sequence[Any]) -> bool:
-    """Whether every float of a column is finite (JSON has no NaN or infinity)."""
-    return math.isfinite(sum([v for v in values if type(v) is float]))
-
-
-def _encoder(values: Sequence[Any]) -> Callable[[Any], str]:
-    """The one encoder of a column's non-NULL values: `repr` for numbers (as the JSON encoder
-    writes them), the JSON string encoder for texts; else the whole JSON encoder, per value."""
-    kinds = set(map(type, values)) - {type(None)}
-    if kinds <= {int, float} and (float not in kinds or _finite(values)):
-        return repr
-    if kinds == {str}:
-        return encode_basestring
-    if kinds == {bool}:
-        return _BOOLEANS.__getitem__
-    return dump_json
-
-
 def _encoded(values: Sequence[Any]) -> list[str]:
-    """The JSON texts of a column's values."""
-    encode = _encoder(values)
+    """The JSON texts of a column's values: numbers (with NULLs) in one call of the encoder
+    for the whole column, texts by the JSON string encoder, else value by value."""
+    kinds = set(map(type, values)) - {type(None)}
+    if kinds <= {int, float}:
+        return dump_json(values)[1:-1].split(",")
+    if kinds == {str}:
+        encode: Callable[[Any], str] = encode_basestring
+    elif kinds == {bool}:
+        encode = _BOOLEANS.__getitem__
+    else:
+        encode = dump_json
     if None not in values:
         return list(map(encode, values))
     return [NULL if v is None else encode(v) for v in values]

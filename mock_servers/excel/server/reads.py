@@ -173,13 +173,16 @@ def read_data_from_excel(
     if per_page == 0:
         raise invalid(f"the range is {area.cols} columns wide, more than max_cells={max_cells}",
                       hint="read fewer columns or raise max_cells")
-    page = _read_page(parsed.rows(ws), area,
-                      min(per_page, PREVIEW_ROWS) if preview_only else per_page)
-    if page.formulas:
-        values = book.cached(read_only=True, data_only=True)
-        _fill_cached_values(values.rows(values.wb[sheet_name]), page)
-    page.drop_trailing_empty_rows()
-    return _within_cap(page, call.max_output_chars)
+    rows = min(per_page, PREVIEW_ROWS) if preview_only else per_page
+
+    def build() -> str:
+        page = _read_page(parsed.rows(ws), area, rows)
+        if page.formulas:
+            values = book.cached(read_only=True, data_only=True)
+            _fill_cached_values(values.rows(values.wb[ws.title]), page)
+        page.drop_trailing_empty_rows()
+        return _within_cap(page, call.max_output_chars)
+    return parsed.page((ws.title, area, rows, call.max_output_chars), build)
 
 
 @toolbox.tool(rw="read")

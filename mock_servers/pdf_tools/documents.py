@@ -20,6 +20,7 @@ from loca.core.world import write_bytes_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve
 from mock_servers.core.toolkit import Call
+from mock_servers.pdf_tools.plain_text import page_text
 
 MAX_PDF_BYTES = 50 * 1024 * 1024
 MAX_OUTPUT_BYTES = 100 * 1024 * 1024
@@ -77,10 +78,13 @@ class Pdf:
         return self.reader.pages[number - 1]
 
     def text(self, number: int) -> str:
-        """The extracted text of a 1-based page (a note in its place when it cannot be)."""
+        """The extracted text of a 1-based page (a note in its place when it cannot be):
+        pypdf's `extract_text`, computed directly for pages of simple text runs."""
         if number not in self._texts:
             try:
-                self._texts[number] = self.page(number).extract_text()
+                page = self.page(number)
+                text = page_text(page)
+                self._texts[number] = page.extract_text() if text is None else text
             except Exception as exc:  # a broken content stream spoils this page only
                 self._texts[number] = (f"[the text of this page could not be extracted: "
                                        f"{type(exc).__name__}]")

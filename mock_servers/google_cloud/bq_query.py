@@ -153,10 +153,8 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
             return {"job_id": job_id, "statement_type": kind, "num_dml_affected_rows": outcome.rows}
         shown = outcome.table or ".".join(target or ())
         return {"job_id": job_id, "statement_type": kind, "ddl_target_table": shown}
-    rows = engine(call, cat).read(statement, max_results, start_index)
-    total = start_index + len(rows.rows)
-    if rows.truncated or (start_index and not rows.rows):
-        total = engine(call, catalog(call)).count(statement_of(call, text))
+    rows = engine(call, cat).read(statement, max_results, start_index, counted=True)
+    total = rows.total if rows.total is not None else engine(call, catalog(call)).count(statement_of(call, text))
     job_id = _record(call, kind, text)
     return _fit({"job_id": job_id, "statement_type": kind, "schema": _schema(rows.columns, rows.types, rows.rows),
                  "total_rows": total, "start_index": start_index, "rows": [], "has_more": rows.truncated},

@@ -36,13 +36,13 @@ class Engine:
         self.dialect = dialect
         udf.register(cursor.connection)  # ~20 us; a connection cannot be marked as done
 
-    def read(self, statement: Statement, max_rows: int, skip: int = 0) -> Rows:
+    def read(self, statement: Statement, max_rows: int, skip: int = 0, counted: bool = False) -> Rows:
         """Rows of a SELECT (with CTEs, set operations, subqueries), at most `max_rows` after
-        the first `skip`."""
+        the first `skip`; `counted`: with the query's total row count, from the same pass."""
         if statement.kind != "SELECT":
             raise invalid(f"{statement.kind} is not a query")
         return query.read(self.cursor, statement.tree, self.catalog, self.now, self.dialect, max_rows, skip,
-                          self.show)
+                          self.show, counted)
 
     def count(self, statement: Statement) -> int:
         """How many rows a SELECT gives (its tree is changed: parse it again to run it)."""

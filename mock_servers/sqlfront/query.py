@@ -18,6 +18,9 @@ from mock_servers.sqlfront.names import Catalog, TableRef
 from mock_servers.sqlfront.target import Target
 from mock_servers.sqlfront.types import LogicalType
 
+_ALL = 2**63 - 1  # a LIMIT that keeps every row (and the plan of a query with a LIMIT)
+_COUNT_BATCH = 4096
+
 
 @dataclass
 class Prepared:
@@ -47,7 +50,7 @@ class Rows:
     rows: list[list[Any]]
     truncated: bool
     types: list[LogicalType | None] = field(default_factory=list)  # of the columns, where known
-
+    total: int | None = None  # how many rows the whole query gives, when it was counted
 
 
 def _around(query: exp.Query, limit: exp.Expression | None, offset: exp.Expression | None = None) -> exp.Select:
@@ -156,20 +159,31 @@ def _unique(columns: list[str]) -> list[str]:
     return out
 
 
+def _rest(cursor: sqlite3.Cursor) -> int:
+    """How many rows `cursor` has left, stepped through in batches (memory stays bounded)."""
+    left = 0
+    while batch := cursor.fetchmany(_COUNT_BATCH):
+        left += len(batch)
+    return left
+
+
 def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-         dialect: str, max_rows: int, skip: int = 0, show: types.Display = types.show) -> Rows:
+         dialect: str, max_rows: int, skip: int = 0, show: types.Display = types.show,
+         counted: bool = False) -> Rows:
     """Run a query, returning at most `max_rows` rows after the first `skip` (and whether
-    there were more), each value as `show` shows it."""
+    there were more), each value as `show` shows it. `counted`: also count the rows past them
+    in the same pass, for `Rows.total` (left None when `skip` passed every row)."""
     name_outputs(tree, dialect)
     prepared = prepare(tree, catalog, now)
     kinds = output_types(prepared)
-    prepared.tree = limit_rows(prepared.tree, max_rows + 1, skip)
+    prepared.tree = limit_rows(prepared.tree, _ALL if counted else max_rows + 1, skip)
     result = execute(cursor, prepared)
     columns = [d[0] for d in result.description or ()]
-    found = result.fetchall()
+    found = result.fetchmany(max_rows + 1) if counted else result.fetchall()
+    total = skip + len(found) + _rest(result) if counted and (found or not skip) else None
     shown = [kinds.get(c) or prepared.scope.get(c) for c in columns]
     values = [show.column(column, kind) for column, kind in zip(zip(*found[:max_rows]), shown)]
-    return Rows(_unique(columns), list(map(list, zip(*values))), len(found) > max_rows, shown)
+    return Rows(_unique(columns), list(map(list, zip(*values))), len(found) > max_rows, shown, total)
 
 
 def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> int:

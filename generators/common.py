@@ -41,14 +41,16 @@ def create_world(root: Path, meta: WorldMeta, servers: Iterable[str]) -> tuple[W
     return world, db
 
 
-def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any], **truth: Any) -> World:
+def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any],
+                 known_tables: Mapping[str, snapshot.TableState] | None = None, **truth: Any) -> World:
     """Freeze what the checker needs and record the world's identity: `truth/truth.json` (the
     expected `answer` per output, plus any other ground truth), `truth/snapshot.json` (the state
-    before the agent acts, writable files left out) and the content hash."""
+    before the agent acts, writable files left out) and the content hash. `known_tables`: table
+    states the generator took itself (`snapshot.take`)."""
     write_text_atomic(world.truth_dir / "truth.json",
                       json.dumps({"answer": answer, **truth}, indent=1, ensure_ascii=False) + "\n")
     ignored = snapshot_ignore(list(spec.servers.values()))
-    taken = snapshot.take(world, ignored, spec.writable_files)
+    taken = snapshot.take(world, ignored, spec.writable_files, known_tables)
     write_text_atomic(world.truth_dir / "snapshot.json", taken.model_dump_json(indent=1) + "\n")
     world.meta.content_hash = content_hash(world, snapshot.whole_tables(taken, ignored))
     world.save()

@@ -32,6 +32,7 @@ from loca.core.clock import iso_z
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta
 from mock_servers.core.files import save_workbook
+from mock_servers.core.snapshot import TableState
 from mock_servers.google_cloud.seed import DatasetDef, FieldDef, TableDef, bigquery
 
 VERSION = "2"
@@ -97,10 +98,14 @@ def generate(root: Path, params: dict[str, object], seed: int,
                      target_tokens=target_tokens, generator_version=VERSION,
                      accounts={"google_cloud": {"project": PROJECT}})
     world, db = create_world(root, meta, TASK.servers.values())
+    stamps = plan.stamps()
+    rows = plan.rows(stamps)
     with db.write() as session:
-        table = TableDef(TABLE, FIELDS, plan.rows(), description="live sensor readings, appended as they arrive")
-        bigquery(session, PROJECT, [DatasetDef(DATASET, [table], description="factory IoT telemetry")],
-                 world.clock.at(0) - timedelta(days=90))
+        table = TableDef(TABLE, FIELDS, rows, description="live sensor readings, appended as they arrive")
+        physical = bigquery(session, PROJECT, [DatasetDef(DATASET, [table], description="factory IoT telemetry")],
+                            world.clock.at(0) - timedelta(days=90))
     db.dispose()
     save_workbook(_workbook(plan), world.workspace / PARAMS_FILE, world.clock.at(0))
-    return finish_world(world, TASK, {REPORT.file: answer_rows(plan)})
+    readings = TableState(rows=len(rows), max_rowid=len(rows), digest=plan.digest(stamps))
+    return finish_world(world, TASK, {REPORT.file: answer_rows(plan)},
+                        known_tables={physical[f"{DATASET}.{TABLE}"]: readings})

@@ -10,6 +10,7 @@ cases and unknown readings are drawn with `random.Random` streams."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 from dataclasses import dataclass
@@ -98,15 +99,32 @@ class Plan:
     key: Ints
     reading: Floats
 
-    def rows(self) -> list[Row]:
-        """The table's rows, in stored order."""
-        minutes = [stamp(self.first + timedelta(minutes=m))[:-2] for m in range(int(self.at.max()) // 60 + 1)]
-        seconds = [f"{s:02d}" for s in range(60)]
-        stamps = [minutes[m] + seconds[s] for m, s in zip(*(a.tolist() for a in np.divmod(self.at, 60)),
-                                                           strict=True)]
+    def stamps(self) -> list[str]:
+        """The timestamp text of every row, in stored order."""
+        minutes = np.array([stamp(self.first + timedelta(minutes=m))[:-2]
+                            for m in range(int(self.at.max()) // 60 + 1)], dtype=object)
+        seconds = np.array([f"{s:02d}" for s in range(60)], dtype=object)
+        minute, second = np.divmod(self.at, 60)
+        return (minutes[minute] + seconds[second]).tolist()
+
+    def rows(self, stamps: list[str] | None = None) -> list[Row]:
+        """The table's rows, in stored order (`stamps`: those of `stamps()`, when at hand)."""
         machine = np.array([k[0] for k in self.keys], dtype=object)[self.key].tolist()
         sensor = np.array([k[1] for k in self.keys], dtype=object)[self.key].tolist()
+        stamps = self.stamps() if stamps is None else stamps
         return list(zip(stamps, machine, sensor, self.reading.tolist(), strict=True))
+
+    def digest(self, stamps: list[str]) -> str:
+        """`table_digest` of the table filled with `rows()` in order (rowids 1, 2, ...), built
+        from the plan rather than read back: the text of each (rowid, *row) as repr writes it,
+        from its parts (a timestamp needs no escaping, so its repr is the text in quotes)."""
+        parts: list[str] = [""] * (4 * len(stamps))
+        parts[0::4] = map(")({}, '".format, range(1, len(stamps) + 1))
+        parts[0] = parts[0][1:]
+        parts[1::4] = stamps
+        parts[2::4] = np.array([f"', {m!r}, {s!r}, " for m, s in self.keys], dtype=object)[self.key].tolist()
+        parts[3::4] = map(repr, self.reading.tolist())
+        return hashlib.sha256(("".join(parts) + ")").encode()).hexdigest()
 
     def anomalies(self) -> list[Row]:
         """The distinct out-of-range readings of known series in the window, in report order."""

@@ -61,15 +61,18 @@ def file_digests(world: World, exclude: Iterable[str] = ()) -> dict[str, str]:
     return out
 
 
-def take(world: World, ignored: Ignored, exclude_files: Iterable[str] = ()) -> Snapshot:
-    """The snapshot of `world` as it stands."""
+def take(world: World, ignored: Ignored, exclude_files: Iterable[str] = (),
+         known: Mapping[str, TableState] | None = None) -> Snapshot:
+    """The snapshot of `world` as it stands. `known`: states of tables with no column ignored
+    that the caller took itself (a generator digesting the rows it wrote), not read again."""
+    known = known or {}
     conn = sqlite3.connect(f"file:{world.state_path}?mode=ro", uri=True)
     try:
         states = {}
         for name in tables(conn):
             skip = _ignored_for(ignored, name)
             if skip is not None:
-                states[name] = _table_state(conn, name, skip)
+                states[name] = known[name] if name in known and not skip else _table_state(conn, name, skip)
     finally:
         conn.close()
     return Snapshot(tables=states, files=file_digests(world, exclude_files))

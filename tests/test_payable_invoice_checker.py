@@ -7,6 +7,7 @@ the generic acceptance suite.)"""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -130,6 +131,15 @@ def test_warehouse_starts_as_declared(built: tuple[World, Plan]) -> None:
     assert flag["COMMENT"] == INITIAL_FLAG_COMMENT != FLAG_COMMENT
     listed = _call(world, "snowflake_read_query", query=f"SELECT INVOICE_ID FROM {table(INVOICES)}")
     assert [r["INVOICE_ID"] for r in listed["data"]] == [r.invoice_id for r in plan.existing]
+
+
+def test_pdf_bytes_are_those_of_generator_version_2(built: tuple[World, Plan]) -> None:
+    """The invoice PDFs, written directly, are the files reportlab's canvas wrote for
+    generator version 2 (a change of their bytes needs a new version and calibration)."""
+    digest = hashlib.sha256()
+    for path in sorted((built[0].workspace / FILES).glob("*.pdf")):
+        digest.update(path.read_bytes())
+    assert digest.hexdigest() == "78cdb9fa16845bae9ce771876fd1556e957a561f5d0c868735113c3c6bb7e608"
 
 
 # ------------------------------------------------------------------ the checker

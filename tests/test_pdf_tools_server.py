@@ -12,8 +12,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from pypdf import PdfReader, PdfWriter
+from reportlab.lib.colors import black
 
-from generators.pdf import pdf_bytes, write_pdf
+from generators.pdf import deterministic_canvas, page_pdf, pdf_bytes, write_pdf
 from mock_servers.core import snapshot
 from mock_servers.pdf_tools import documents, search, toolbox
 from tests.harness import ServerHarness
@@ -71,6 +72,26 @@ def test_writer_is_deterministic_and_reads_back(pdfs: ServerHarness, monkeypatch
     text = pdfs.ok_text("read_pdf_pages", pdf_file_path="invoices.pdf", start_page=2, end_page=2)
     assert text == ("PDF total pages: 5\nExtracted page range: 2-2\n\n=== Page 2 ===\n"
                     "Invoice INV-102\nAmount due: 250.00 USD\nThank you.")
+
+
+@pytest.mark.parametrize("fonts", [["Helvetica"], ["Courier", "Courier-Bold"],
+                                   ["Times-Roman", "Times-Bold", "Helvetica-BoldOblique"]])
+@pytest.mark.parametrize("page_size", ["letter", "a4"])
+def test_page_pdf_writes_reportlabs_file(fonts: list[str], page_size: str) -> None:
+    content = ["BT 54 732 Td (Bruce \\(PLC\\)) Tj T* ET", "n 54 588 m 558 588 l S"]
+    meta: dict[str, Any] = {"title": "Invoice X-1", "author": "Bruce (PLC)", "moment": MOMENT,
+                            "subject": "bills", "page_size": page_size}
+    out = io.BytesIO()
+    canvas = deterministic_canvas(out, "X-1", compress=False, initial_font=fonts[0], **meta)
+    for font in [*fonts[1:], fonts[0]]:
+        canvas.setFont(font, 10)
+    canvas.setFillColor(black)
+    for line in content:
+        canvas.addLiteral(line)
+    canvas.showPage()
+    canvas.save()
+    selected = [f"BT /F{n} 10 Tf 12 TL ET" for n in [*range(2, len(fonts) + 1), 1]]
+    assert page_pdf([*selected, "0 0 0 rg", *content], fonts, identity="X-1", **meta) == out.getvalue()
 
 
 def test_writer_rejects_what_it_cannot_show() -> None:

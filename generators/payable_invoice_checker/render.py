@@ -7,7 +7,6 @@ as one line."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
@@ -16,10 +15,9 @@ from decimal import Decimal
 from reportlab.lib.colors import Color, black, white
 from reportlab.lib.rl_accel import escapePDF, fp_str
 from reportlab.pdfbase.pdfmetrics import stringWidth
-from reportlab.pdfgen.canvas import Canvas
 
 from generators.payable_invoice_checker.plan import PAID, PARTIAL, REVIEW, UNPAID, Invoice
-from generators.pdf import PAGE_SIZES, deterministic_canvas
+from generators.pdf import PAGE_SIZES, page_pdf
 
 WIDTH, HEIGHT = PAGE_SIZES["letter"]
 LEFT, RIGHT = 54.0, WIDTH - 54.0
@@ -101,20 +99,30 @@ def _percent(rate: Decimal) -> str:
 
 
 class _Page:
-    """Drawing helpers over one canvas. A text run is one text object placed with `Td` (from
-    the origin, as `BT` resets the text matrix); the fill colour and the font are set only when
-    they change. The page's content stream stays short (cheap to write and to parse) and
-    extracts to the same text as one drawString per run."""
+    """The content stream of one page, as the lines reportlab's canvas writes for the same
+    drawing (`generators.pdf.page_pdf` writes the file around them). A text run is one text
+    object placed with `Td` (from the origin, as `BT` resets the text matrix); the fill colour
+    and the font are set only when they change. The page's content stream stays short (cheap
+    to write and to parse) and extracts to the same text as one drawString per run."""
 
-    def __init__(self, canvas: Canvas, style: Style) -> None:
-        self.c, self.style = canvas, style
-        self._fill: Color | None = None
+    def __init__(self, style: Style) -> None:
+        self.style = style
+        self.lines: list[str] = []
+        self.fonts = {style.font: "/F1"}  # internal names in order of first use, as reportlab's
+        self._fill: tuple[float, float, float] | None = None
         self._font: tuple[str, float] | None = None
 
     def fill(self, colour: Color) -> None:
-        if colour != self._fill:
-            self.c.setFillColor(colour)
-            self._fill = colour
+        rgb = colour.rgb()
+        if rgb != self._fill:
+            self.lines.append(f"{fp_str(rgb)} rg")
+            self._fill = rgb
+
+    def stroke(self, colour: Color, width: float) -> None:
+        self.lines += [f"{fp_str(colour.rgb())} RG", f"{fp_str(width)} w"]
+
+    def rect(self, x: float, y: float, width: float, height: float, fill: bool) -> None:
+        self.lines.append(f"n {fp_str(x, y, width, height)} re {'f*' if fill else 'S'}")
 
     def text(self, x: float, y: float, value: str, size: float = 9.5, bold: bool = False,
              colour: Color = black, align: str = "left") -> None:
@@ -122,23 +130,23 @@ class _Page:
         self.fill(colour)
         font = self.style.bold if bold else self.style.font
         if (font, size) != self._font:
-            self.c.setFont(font, size)
+            name = self.fonts.setdefault(font, f"/F{len(self.fonts) + 1}")
+            self.lines.append(f"BT {name} {fp_str(size)} Tf {fp_str(size * 1.2)} TL ET")
             self._font = (font, size)
         if align == "right":
             x -= stringWidth(value, font, size)
-        self.c.addLiteral(f"BT {fp_str(x, y)} Td ({escapePDF(value.encode('cp1252'))}) Tj T* ET")
+        self.lines.append(f"BT {fp_str(x, y)} Td ({escapePDF(value.encode('cp1252'))}) Tj T* ET")
 
     def rule(self, y: float, colour: Color) -> None:
-        self.c.setStrokeColor(colour)
-        self.c.setLineWidth(0.8)
-        self.c.line(LEFT, y, RIGHT, y)
+        self.stroke(colour, 0.8)
+        self.lines.append(f"n {fp_str(LEFT, y)} m {fp_str(RIGHT, y)} l S")
 
 
 def _header(page: _Page, invoice: Invoice) -> float:
     style, supplier = page.style, invoice.supplier
     if style.band:
         page.fill(style.accent)
-        page.c.rect(0, HEIGHT - 90, WIDTH, 90, stroke=0, fill=1)
+        page.rect(0, HEIGHT - 90, WIDTH, 90, fill=True)
         page.text(LEFT, HEIGHT - 50, supplier.name, 18, True, white)
         page.text(RIGHT, HEIGHT - 50, style.title, 14, True, white, "right")
         y = HEIGHT - 110
@@ -191,9 +199,8 @@ def _items(page: _Page, invoice: Invoice, y: float) -> float:
 
 def _status_box(page: _Page, invoice: Invoice, y: float) -> None:
     style = page.style
-    page.c.setStrokeColor(style.accent)
-    page.c.setLineWidth(1.2)
-    page.c.rect(LEFT, y - 48, 260, 62, stroke=1, fill=0)
+    page.stroke(style.accent, 1.2)
+    page.rect(LEFT, y - 48, 260, 62, fill=False)
     page.text(LEFT + 10, y, f"PAYMENT STATUS: {STATUS_WORDS[invoice.status]}", 10.5, True, style.accent)
     paid = style.money(invoice.paid) + (" (under review)" if invoice.status == REVIEW else "")
     page.text(LEFT + 10, y - 16, f"Amount paid: {paid}", 9.5)
@@ -228,18 +235,13 @@ def _footer(page: _Page, invoice: Invoice) -> None:
 def invoice_pdf(invoice: Invoice, company: str) -> bytes:
     """The PDF of one invoice to `company` in its layout."""
     style = STYLES[invoice.template]
-    out = io.BytesIO()
-    moment = datetime.combine(invoice.issued, time(9, 0), tzinfo=UTC)
-    canvas = deterministic_canvas(out, invoice.invoice_id, title=f"Invoice {invoice.invoice_id}",
-                                  author=invoice.supplier.name, moment=moment, compress=False,
-                                  initial_font=style.font)
-    page = _Page(canvas, style)
+    page = _Page(style)
     y = _header(page, invoice)
     y = _details(page, invoice, company, y)
     y = _items(page, invoice, y)
     if not invoice.subtle:
         _status_box(page, invoice, y)
     _footer(page, invoice)
-    canvas.showPage()
-    canvas.save()
-    return out.getvalue()
+    moment = datetime.combine(invoice.issued, time(9, 0), tzinfo=UTC)
+    return page_pdf(page.lines, list(page.fonts), identity=invoice.invoice_id,
+                    title=f"Invoice {invoice.invoice_id}", author=invoice.supplier.name, moment=moment)

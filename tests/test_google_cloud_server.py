@@ -455,3 +455,13 @@ def test_numeric_values_show_as_their_definition_says(value: float, scale: int) 
     shown = bq_types._decimal(value, scale)
     expected = _numeric_by_definition(value, scale)
     assert (type(shown), repr(shown)) == (type(expected), repr(expected))
+
+
+@pytest.mark.parametrize("kind", ["TIMESTAMP", "DATETIME"])
+@pytest.mark.parametrize("values", [
+    ["2025-08-19 11:30:00", "1999-12-31 23:59:59"], ["0999-01-01 00:00:00"], ["2025-02-30 00:00:00"],
+    ["2025-08-19 11:30:00", None], ["2025-08-19 23:59:60"], ["2025-08-19T11:30:00"], ["2025-08-19 11:30:00.5"],
+    ["2025-08-19 11:30:00+01:00"], ["2025-08-19 11:30:00 UTC"], ["2025-08-19 11:30:00\n"], []])
+def test_a_timestamp_column_shows_as_its_values_one_by_one(kind: str, values: list[str | None]) -> None:
+    shown, convert = bq_types.show, bq_types.show.converter(bq_types.named(kind))
+    assert list(shown.column(values, bq_types.named(kind))) == [None if v is None else convert(v) for v in values]

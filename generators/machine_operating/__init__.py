@@ -13,7 +13,6 @@ from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
-from openpyxl import Workbook
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.machine_operating import (
@@ -30,12 +29,12 @@ from generators.common import create_world, finish_world
 from generators.machine_operating.plan import NOW, SENSORS, Plan, default_unknown, plan_world
 from loca.core.clock import iso_z
 from loca.core.rng import WorldRng
-from loca.core.world import World, WorldMeta
-from mock_servers.core.files import save_workbook
+from loca.core.world import World, WorldMeta, write_bytes_atomic
 from mock_servers.core.snapshot import TableState
+from mock_servers.excel.plain import Rows, Value, plain_workbook_bytes
 from mock_servers.google_cloud.seed import DatasetDef, FieldDef, TableDef, bigquery
 
-VERSION = "2"
+VERSION = "3"
 PROJECT = "factory-iot-prod"
 FIELDS = [FieldDef("timestamp", "TIMESTAMP", "REQUIRED", "reading time (UTC)"),
           FieldDef("machine_id", "STRING", "REQUIRED"), FieldDef("sensor_type", "STRING", "REQUIRED"),
@@ -58,23 +57,20 @@ def resolve_params(params: dict[str, object]) -> dict[str, int]:
     return Params.model_validate(params).resolved()
 
 
-def _workbook(plan: Plan) -> Workbook:
-    """The parameter workbook, written in streaming (write-only) mode."""
-    wb = Workbook(write_only=True)
-    ranges = wb.create_sheet(PARAMS_SHEET)
-    ranges.append(list(PARAMS_HEADERS))
+def _sheets(plan: Plan) -> list[tuple[str, Rows]]:
+    """The parameter workbook's sheets: the ranges, then the machine summary."""
     described = {m.machine_id: m for m in plan.machines}
+    ranges: list[list[Value]] = [list(PARAMS_HEADERS)]
     for i, s in enumerate(plan.series):
         m = described[s.machine]
         calibrated = NOW.date() - timedelta(days=30 + (7 * i) % 200)
         ranges.append([s.machine, f"{m.description}, line {m.line}", s.sensor, SENSORS[s.sensor][0], s.low, s.high,
                        calibrated.isoformat(), (calibrated + timedelta(days=365)).isoformat()])
-    summary = wb.create_sheet(SUMMARY_SHEET)
-    summary.append(list(SUMMARY_HEADERS))
     counts = Counter(s.machine for s in plan.series)
-    for m in plan.machines:
-        summary.append([m.machine_id, m.description, f"Line {m.line}", counts[m.machine_id], "in service"])
-    return wb
+    summary: list[list[Value]] = [list(SUMMARY_HEADERS)]
+    summary += [[m.machine_id, m.description, f"Line {m.line}", counts[m.machine_id], "in service"]
+                for m in plan.machines]
+    return [(PARAMS_SHEET, ranges), (SUMMARY_SHEET, summary)]
 
 
 def answer_rows(plan: Plan) -> list[dict[str, str]]:
@@ -99,13 +95,13 @@ def generate(root: Path, params: dict[str, object], seed: int,
                      accounts={"google_cloud": {"project": PROJECT}})
     world, db = create_world(root, meta, TASK.servers.values())
     stamps = plan.stamps()
-    rows = plan.rows(stamps)
     with db.write() as session:
-        table = TableDef(TABLE, FIELDS, rows, description="live sensor readings, appended as they arrive")
+        table = TableDef(TABLE, FIELDS, columns=plan.columns(stamps),
+                         description="live sensor readings, appended as they arrive")
         physical = bigquery(session, PROJECT, [DatasetDef(DATASET, [table], description="factory IoT telemetry")],
                             world.clock.at(0) - timedelta(days=90))
     db.dispose()
-    save_workbook(_workbook(plan), world.workspace / PARAMS_FILE, world.clock.at(0))
-    readings = TableState(rows=len(rows), max_rowid=len(rows), digest=plan.digest(stamps))
+    write_bytes_atomic(world.workspace / PARAMS_FILE, plain_workbook_bytes(_sheets(plan), world.clock.at(0)))
+    readings = TableState(rows=len(stamps), max_rowid=len(stamps), digest=plan.digest(stamps))
     return finish_world(world, TASK, {REPORT.file: answer_rows(plan)},
                         known_tables={physical[f"{DATASET}.{TABLE}"]: readings})

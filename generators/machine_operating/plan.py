@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +45,7 @@ UNKNOWN_FIRST = 901  # unknown machines are M901, M902, ...
 UNKNOWN_SLOTS = 12  # in-window slots (11:30 ... 12:25) per unknown machine and sensor
 NORMAL_TERMS = 12  # uniforms summed for one normal draw (Irwin-Hall: mean 6, variance 1)
 
+_CENTS = np.array([f"{c:02d}".rstrip("0") or "0" for c in range(100)], dtype=object)  # x.00 is "x.0"
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 
@@ -101,29 +104,45 @@ class Plan:
 
     def stamps(self) -> list[str]:
         """The timestamp text of every row, in stored order."""
-        minutes = np.array([stamp(self.first + timedelta(minutes=m))[:-2]
-                            for m in range(int(self.at.max()) // 60 + 1)], dtype=object)
-        seconds = np.array([f"{s:02d}" for s in range(60)], dtype=object)
-        minute, second = np.divmod(self.at, 60)
-        return (minutes[minute] + seconds[second]).tolist()
+        minutes = _texts(self.at // 60, lambda m: stamp(self.first + timedelta(minutes=m))[:-2])
+        return _texts(self.at, lambda t: f"{minutes[t // 60]}{t % 60:02d}")[self.at].tolist()
 
-    def rows(self, stamps: list[str] | None = None) -> list[Row]:
-        """The table's rows, in stored order (`stamps`: those of `stamps()`, when at hand)."""
+    def columns(self, stamps: list[str]) -> list[list[Any]]:
+        """The table's columns, in stored order, given `stamps()`."""
         machine = np.array([k[0] for k in self.keys], dtype=object)[self.key].tolist()
         sensor = np.array([k[1] for k in self.keys], dtype=object)[self.key].tolist()
-        stamps = self.stamps() if stamps is None else stamps
-        return list(zip(stamps, machine, sensor, self.reading.tolist(), strict=True))
+        return [stamps, machine, sensor, self.reading.tolist()]
+
+    def rows(self) -> list[Row]:
+        """The table's rows, in stored order."""
+        return list(zip(*self.columns(self.stamps()), strict=True))
 
     def digest(self, stamps: list[str]) -> str:
         """`table_digest` of the table filled with `rows()` in order (rowids 1, 2, ...), built
         from the plan rather than read back: the text of each (rowid, *row) as repr writes it,
-        from its parts (a timestamp needs no escaping, so its repr is the text in quotes)."""
-        parts: list[str] = [""] * (4 * len(stamps))
-        parts[0::4] = map(")({}, '".format, range(1, len(stamps) + 1))
+        joined from pieces taken from small tables (a timestamp needs no escaping)."""
+        n = len(stamps)
+        rowid = np.arange(1, n + 1)
+        high, low = np.divmod(rowid, 1000)
+        highs = np.array([")("] + [f")({h}" for h in range(1, int(high[-1]) + 1)], dtype=object)
+        lows = np.array([f"{x}, '" for x in range(1000)] + [f"{x:03d}, '" for x in range(1000)], dtype=object)
+        keys = [f"', {m!r}, {s!r}, " for m, s in self.keys]
+        parts: list[str] = [""] * (6 * n)
+        parts[0::6] = highs[high].tolist()
+        parts[1::6] = lows[low + 1000 * (high > 0)].tolist()
+        parts[2::6] = stamps
+        hundredths = np.rint(self.reading * 100).astype(np.int64)
+        if np.array_equal(hundredths / 100, self.reading) and int(np.abs(hundredths).max()) < 10**15:
+            # the nearest double to k/100 has the repr of k/100 written out, trailing 0 dropped
+            whole, cents = np.divmod(np.abs(hundredths), 100)
+            signed = np.array([k + sign for k in keys for sign in ("", "-")], dtype=object)
+            parts[3::6] = signed[2 * self.key + np.signbit(self.reading)].tolist()
+            parts[4::6] = _texts(whole, "{}.".format)[whole].tolist()
+            parts[5::6] = _CENTS[cents].tolist()
+        else:
+            parts[3::6] = np.array(keys, dtype=object)[self.key].tolist()
+            parts[4::6] = map(repr, self.reading.tolist())
         parts[0] = parts[0][1:]
-        parts[1::4] = stamps
-        parts[2::4] = np.array([f"', {m!r}, {s!r}, " for m, s in self.keys], dtype=object)[self.key].tolist()
-        parts[3::4] = map(repr, self.reading.tolist())
         return hashlib.sha256(("".join(parts) + ")").encode()).hexdigest()
 
     def anomalies(self) -> list[Row]:
@@ -136,6 +155,17 @@ class Plan:
         return sorted({(stamp(self.first + timedelta(seconds=int(t))), *self.keys[k], v)
                        for t, k, v in zip(self.at[hit].tolist(), self.key[hit].tolist(),
                                           self.reading[hit].tolist(), strict=True)})
+
+
+def _texts(numbers: Ints, text: Callable[[int], str]) -> NDArray[np.object_]:
+    """A table from each of `numbers` (non-negative) to its `text`, by index (only the numbers
+    present are written)."""
+    present = np.zeros(int(numbers.max()) + 1, dtype=bool)
+    present[numbers] = True
+    table = np.empty(len(present), dtype=object)
+    used = np.flatnonzero(present)
+    table[used] = [text(n) for n in used.tolist()]
+    return table
 
 
 def _offset(first: datetime, moment: datetime) -> int:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import base64
 import math
+import re
+from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from functools import partial
+from itertools import repeat
+from operator import add
 from typing import Any
 
 from sqlglot import exp
@@ -21,6 +25,7 @@ from mock_servers.sqlfront.types import LogicalType
 NUMERIC_SCALE = 9
 SIGNIFICANT = sqltypes.SIGNIFICANT
 NOISE = 0.25e-15  # a NUMERIC double this near (relatively) to a decimal of 15 digits shows as it
+_WHOLE_SECONDS = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 BY_NAME: dict[str, LogicalType] = {
     "INT64": LogicalType("int", 0, "INT64"), "NUMERIC": LogicalType("decimal", NUMERIC_SCALE, "NUMERIC"),
     "BIGNUMERIC": LogicalType("decimal", NUMERIC_SCALE, "BIGNUMERIC"),
@@ -131,6 +136,18 @@ def _timestamp(base: sqltypes.Convert, zoned: bool, value: Any) -> Any:
     return timestamp_text(moment) if zoned else _clock(moment.replace(tzinfo=None), "T")
 
 
+def _whole_seconds(values: Sequence[Any]) -> bool:
+    """Whether every value is a valid `YYYY-MM-DD HH:MM:SS` text of a year from 1000 (as the
+    seeds and writes store them), checked in C."""
+    if not values or set(map(type, values)) != {str} or not all(map(_WHOLE_SECONDS.fullmatch, values)):
+        return False
+    try:
+        deque(map(datetime.fromisoformat, values), maxlen=0)
+    except ValueError:
+        return False
+    return True
+
+
 def _bytes(base: sqltypes.Convert, value: Any) -> Any:
     return base64.b64encode(value).decode() if isinstance(value, bytes) else base(value)
 
@@ -150,6 +167,13 @@ class BigQueryDisplay(sqltypes.Display):
         if name_of(kind) == "BYTES":
             return partial(_bytes, base)
         return base
+
+    def column(self, values: Sequence[Any], kind: LogicalType | None) -> Sequence[Any]:
+        if kind is not None and kind.kind == "timestamp" and _whole_seconds(values):
+            if name_of(kind) == "TIMESTAMP":  # the stored text with its zone, as `_timestamp` shows it
+                return list(map(add, values, repeat(" UTC")))
+            return list(map(str.replace, values, repeat(" "), repeat("T"), repeat(1)))
+        return super().column(values, kind)
 
     def numbers(self, values: Sequence[Any], kind: LogicalType, convert: sqltypes.Convert) -> Sequence[Any] | None:
         if kind.kind == "decimal":  # as `_decimal` shows them

@@ -9,8 +9,6 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 from sqlmodel import Session
@@ -38,6 +36,7 @@ class TableDef:
     fields: list[FieldDef]
     rows: Sequence[Sequence[Any]] = ()
     description: str = ""
+    columns: Sequence[Sequence[Any]] = ()  # the rows given column by column instead (no tuple per row)
 
 
 @dataclass
@@ -66,8 +65,8 @@ def bigquery(session: Session, project: str, spec: Sequence[DatasetDef], created
             columns = [ColumnSpec(f["name"], k, f["mode"] != "REQUIRED") for f, k in zip(schema, kinds)]
             ref = TableRef((project, dataset.name, table.name), bq_catalog.PHYSICAL.format(table_id), ())
             create_physical(cursor, ref, columns)
-            if table.rows:
-                _insert(cursor, ref.physical, _stored_rows(table.rows, kinds), len(columns))
+            if table.rows or table.columns:
+                _insert(cursor, ref.physical, _stored_values(table, kinds), len(columns))
             physical[f"{dataset.name}.{table.name}"] = ref.physical
     return physical
 
@@ -76,26 +75,30 @@ _NATIVE = frozenset({str, int, float, type(None)})
 _INSERT_VALUES = 30_000  # values bound per INSERT (SQLite allows 32766)
 
 
-def _insert(cursor: sqlite3.Cursor, table: str, rows: Sequence[Sequence[Any]], width: int) -> None:
-    """Insert `rows` in order, many per statement: about 40 % cheaper than an executemany of
-    one row each (fewer statement steps and resets)."""
-    per = max(1, _INSERT_VALUES // width)
-    for start in range(0, len(rows), per):
-        chunk = rows[start:start + per]
-        values = ", ".join([f"({sql.marks(width)})"] * len(chunk))
-        cursor.execute(f"INSERT INTO {ident(table)} VALUES {values}", tuple(chain.from_iterable(chunk)))
+def _insert(cursor: sqlite3.Cursor, table: str, values: list[Any], width: int) -> None:
+    """Insert the rows of `values` (row after row) in order, many per statement: about 40 %
+    cheaper than an executemany of one row each (fewer statement steps and resets)."""
+    per = max(1, _INSERT_VALUES // width) * width
+    for start in range(0, len(values), per):
+        chunk = values[start:start + per]
+        rows = ", ".join([f"({sql.marks(width)})"] * (len(chunk) // width))
+        cursor.execute(f"INSERT INTO {ident(table)} VALUES {rows}", chunk)
 
 
-def _stored_rows(rows: Sequence[Sequence[Any]], kinds: list[LogicalType]) -> Sequence[Sequence[Any]]:
-    """Rows as the physical table keeps them; only the columns holding values SQLite cannot
-    take are converted (types are checked a column at a time, in C)."""
-    if set(map(len, rows)) != {len(kinds)}:
+def _stored_values(table: TableDef, kinds: list[LogicalType]) -> list[Any]:
+    """The table's values row after row, as the physical table keeps them; only the values
+    SQLite cannot take are converted (types are checked a column at a time, in C)."""
+    if table.rows and set(map(len, table.rows)) != {len(kinds)}:
         raise ValueError(f"every row needs {len(kinds)} values")
-    if set(map(type, chain.from_iterable(rows))) <= _NATIVE:
-        return rows
-    foreign = [i for i in range(len(kinds)) if not set(map(type, map(itemgetter(i), rows))) <= _NATIVE]
-    return [[bq_types.stored(v, kinds[i]) if i in foreign and type(v) not in _NATIVE else v
-             for i, v in enumerate(row)] for row in rows]
+    columns = table.columns or list(zip(*table.rows))
+    if len(columns) != len(kinds) or len(set(map(len, columns))) != 1:
+        raise ValueError(f"{len(kinds)} columns of one length are needed")
+    values: list[Any] = [None] * (len(columns[0]) * len(kinds))
+    for i, (column, kind) in enumerate(zip(columns, kinds)):
+        if not set(map(type, column)) <= _NATIVE:
+            column = [bq_types.stored(v, kind) if type(v) not in _NATIVE else v for v in column]
+        values[i::len(kinds)] = column
+    return values
 
 
 def buckets(session: Session, spec: Mapping[str, Mapping[str, bytes]], created: datetime,

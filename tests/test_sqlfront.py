@@ -8,6 +8,8 @@ import sqlite3
 from datetime import UTC, datetime
 
 import pytest
+import sqlglot
+from sqlglot.parsers.bigquery import BigQueryParser
 
 from mock_servers.core.errors import ToolFailure
 from mock_servers.sqlfront import ColumnInfo, Engine, TableRef, parse, query, udf
@@ -130,3 +132,17 @@ def test_date_functions_follow_the_calendar() -> None:
     assert udf.last_day("2023-02-10") == "2023-02-28"
     assert udf.split_part("a,b,c", ",", -1) == "c" and udf.split_part("a,b", ",", 5) == ""
     assert udf.date_add("fortnight", 1, "2024-01-01") is None
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT x FROM d.t, t.arr AS x", "SELECT * FROM d.a AS a CROSS JOIN a.items",
+    "SELECT * FROM d.a JOIN d.b USING (id)",
+    "SELECT * FROM d.a JOIN d.b ON a.id = b.id JOIN d.c ON c.id = b.id", "SELECT (SELECT 1 FROM d.t, t.y) FROM d.z",
+    "WITH c AS (SELECT * FROM d.t, t.arr) SELECT * FROM c JOIN d.q ON c.a = q.a", "SELECT 1"])
+def test_bigquery_statements_parse_as_with_the_implicit_unnest_check_on_every_join(sql: str) -> None:
+    BigQueryParser.SUPPORTS_IMPLICIT_UNNEST = True  # sqlglot's own parse, for reference
+    try:
+        expected = sqlglot.parse_one(sql, read="bigquery")
+    finally:
+        BigQueryParser.SUPPORTS_IMPLICIT_UNNEST = False
+    assert repr(parse(sql, "bigquery", fold=False).tree) == repr(expected)

@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlmodel import Session
@@ -57,6 +58,12 @@ def schema_field(name: str, kind: str, mode: str = "NULLABLE", description: str 
     return {"name": name, "type": kind, "mode": mode, "description": description}
 
 
+@lru_cache(maxsize=256)
+def _columns(schema_json: str) -> tuple[ColumnInfo, ...]:
+    """The columns of a table's stored schema (immutable: kept per schema text)."""
+    return tuple(ColumnInfo(f["name"], bq_types.named(f["type"])) for f in json.loads(schema_json))
+
+
 class BigQueryCatalog:
     """The catalog of one call in `project`; `now` is asked only when something is created."""
 
@@ -93,10 +100,7 @@ class BigQueryCatalog:
         found = sql.run(self.session, "SELECT t.physical, t.columns_json FROM bq_table t JOIN bq_dataset d "
                         "ON d.id = t.dataset_id WHERE d.project = ? AND d.dataset = ? AND t.name = ?",
                         parts).fetchone()
-        if found is None:
-            return None
-        columns = tuple(ColumnInfo(f["name"], bq_types.named(f["type"])) for f in json.loads(found[1]))
-        return TableRef(parts, found[0], columns)
+        return None if found is None else TableRef(parts, found[0], _columns(found[1]))
 
     def missing(self, parts: tuple[str, ...]) -> str:
         if not sql.scalar(self.session, "SELECT 1 FROM bq_dataset WHERE project = ? AND dataset = ?", parts[:2]):

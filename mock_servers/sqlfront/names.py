@@ -92,16 +92,20 @@ def resolve(tree: exp.Expression, catalog: Catalog) -> dict[str, TableRef]:
     the tables found, by physical name. Column qualifiers with database or schema parts keep
     only the table part."""
     found: dict[str, TableRef] = {}
-    for table in list(tree.find_all(exp.Table)):
+    nodes = list(tree.find_all(exp.Table, exp.Column))  # one walk
+    for table in nodes:
+        if not isinstance(table, exp.Table):
+            continue
         parts = name_parts(table)
         if len(parts) == 1 and _cte_in_scope(table, parts[0]):
             continue
         ref = find(catalog, table)
         found[ref.physical] = ref
         point(table, ref, alias=not isinstance(table.parent, exp.Insert | exp.Schema))
-    for column in tree.find_all(exp.Column):
-        column.set("db", None)
-        column.set("catalog", None)
+    for column in nodes:
+        if isinstance(column, exp.Column) and (column.args.get("db") or column.args.get("catalog")):
+            column.set("db", None)
+            column.set("catalog", None)
     return found
 
 

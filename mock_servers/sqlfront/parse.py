@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from threading import Lock
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.parsers.bigquery import BigQueryParser
 
 from mock_servers.core.errors import invalid
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its warnings are about the agent's SQL, answered as errors
+
+# BigQuery's parser looks at every join of a query with FROM for a table named after an earlier one
+# (`FROM t, t.items`) to read as UNNEST, copying and normalising each joined table to tell (half
+# the parse of a 3-way join). Only a join without ON is ever read so: statements are parsed without
+# the check, and parsed again with it (the switch is the class's, hence the lock) when they have one.
+BigQueryParser.SUPPORTS_IMPLICIT_UNNEST = False
+_IMPLICIT_UNNEST = Lock()
 
 ONE_STATEMENT = "send one statement per call"
 REFUSED = frozenset({"ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX", "ANALYZE", "LOAD", "INSTALL"})
@@ -60,11 +69,24 @@ def _refused(sql: str, dialect: str) -> None:
         raise invalid(f"{word} statements are not allowed")
 
 
+def _parsed(sql: str, dialect: str) -> list[exp.Expr | None]:
+    """`sqlglot.parse` of `sql`, BigQuery's implicit UNNEST looked for only where it can apply."""
+    trees = sqlglot.parse(sql, read=dialect)
+    if dialect == "bigquery" and any(not j.args.get("on") for t in trees if t for j in t.find_all(exp.Join)):
+        with _IMPLICIT_UNNEST:
+            BigQueryParser.SUPPORTS_IMPLICIT_UNNEST = True
+            try:
+                trees = sqlglot.parse(sql, read=dialect)
+            finally:
+                BigQueryParser.SUPPORTS_IMPLICIT_UNNEST = False
+    return trees
+
+
 def parse(sql: str, dialect: str, fold: bool = True) -> Statement:
     """The one statement in `sql`, in `dialect`; `fold` applies the dialect's identifier case
     rules (Snowflake: unquoted names upper-case, quoted ones kept)."""
     try:
-        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+        trees = [t for t in _parsed(sql, dialect) if t is not None]
     except ParseError as exc:
         _refused(sql, dialect)
         raise invalid(_syntax_error(exc)) from None

@@ -1,5 +1,6 @@
 """Reading and writing the cells of one sheet: rectangles resolved from A1 ranges, values
-written with USER_ENTERED semantics, the grid grown to fit."""
+written with USER_ENTERED semantics, the grid grown to fit; ranges of whole rows read from the
+rows' stored values (row_values.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,19 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+import orjson
 from sqlmodel import Session
 
 from mock_servers.core import sql
 from mock_servers.core.errors import invalid
 from mock_servers.core.formulas import Ref, parse_ref
 from mock_servers.core.formulas.a1 import MAX_ROWS, render_box
+from mock_servers.google_sheet.domain import row_values
 from mock_servers.google_sheet.domain.book import Sheet, check_grid
 from mock_servers.google_sheet.domain.values import SHOWN_KIND_SQL, SHOWN_SQL, CellInput, Entry, entered, shown
 
 MAX_CELL_CHARS = 50_000  # the Sheets limit of one cell
+_MAX_RUNS = 32  # runs of rows read cell by cell in separate queries; more: one query over them all
 
 
 class Box(NamedTuple):
@@ -79,6 +83,49 @@ def values(session: Session, sheet: Sheet, box: Box) -> list[list[Any]]:
     return rows
 
 
+def value_rows(session: Session, sheet: Sheet, box: Box) -> list[Any]:
+    """`values` of the rectangle, as a read writes them: a range from column A takes each row
+    whose values are stored and fit in it as their JSON text (an orjson fragment, written as
+    it is), the other rows read cell by cell."""
+    if box.c1 != 0 or not row_values.present(session):
+        return values(session, sheet, box)
+    texts = row_values.texts(session, sheet.pk, box.r1, box.r2, box.c2 + 1)
+    if len(texts) < box.r2 - box.r1 + 1:
+        texts = _filled(session, sheet, box)
+    while texts and texts[-1] == "[]":
+        texts.pop()
+    return list(map(orjson.Fragment, texts))
+
+
+def _filled(session: Session, sheet: Sheet, box: Box) -> list[str]:
+    """The texts of the rows of `box` up to the sheet's last row holding a cell: stored, else
+    read cell by cell."""
+    last = min(box.r2, last_row(session, sheet))
+    found = row_values.stored(session, sheet.pk, box.r1, last, box.c2 + 1)
+    missing = [r for r in range(box.r1, last + 1) if r not in found]
+    for row, line in lines(session, sheet, missing, box.c1, box.c2).items():
+        found[row] = row_values.text(line)
+    return [found[r] for r in range(box.r1, last + 1)]
+
+
+def lines(session: Session, sheet: Sheet, wanted: list[int], c1: int, c2: int) -> dict[int, list[Any]]:
+    """The values of columns c1..c2 of the `wanted` rows (ascending), read cell by cell: a
+    query for each run of consecutive rows, or one over them all when they are scattered."""
+    runs: list[tuple[int, int]] = []
+    for row in wanted:
+        if runs and runs[-1][1] == row - 1:
+            runs[-1] = (runs[-1][0], row)
+        else:
+            runs.append((row, row))
+    if len(runs) > _MAX_RUNS:
+        runs = [(runs[0][0], runs[-1][1])]
+    out: dict[int, list[Any]] = {}
+    for r1, r2 in runs:
+        got = values(session, sheet, Box(r1, c1, r2, c2))
+        out.update((r1 + i, line) for i, line in enumerate(got))
+    return {row: out.get(row, []) for row in wanted}
+
+
 def _entries(data: list[list[CellInput]]) -> list[tuple[int, int, Entry | None]]:
     out = []
     for i, line in enumerate(data):
@@ -116,6 +163,7 @@ def write(session: Session, sheet: Sheet, box: Box, data: list[list[CellInput]])
         check_grid(session, sheet, rows, columns)
         sql.run(session, "UPDATE gs_sheet SET row_count = ?, column_count = ? WHERE pk = ?", (rows, columns, sheet.pk))
         sheet = sheet._replace(row_count=rows, column_count=columns)
+    row_values.drop(session, sheet.pk, box.r1, box.r2)
     cur = sql.cursor(session)
     cur.executemany("DELETE FROM gs_cell WHERE sheet = ? AND row = ? AND col = ?",
                     [(sheet.pk, box.r1 + i, box.c1 + j) for i, j, e in entries if e is None])

@@ -11,6 +11,7 @@ from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.formulas import Ref
 from mock_servers.core.formulas.rewrite import inserted, renamed, rewrite
+from mock_servers.google_sheet.domain import row_values
 from mock_servers.google_sheet.domain.book import Sheet, Spreadsheet, add_sheet, check_grid, check_title, sheets
 
 
@@ -50,6 +51,7 @@ def insert(session: Session, sheet: Sheet, axis: str, at: int | None, count: int
     sql.run(session, f"UPDATE gs_cell SET {column} = -1 - ({column} + ?) WHERE sheet = ? AND {column} >= ?",
             (count, sheet.pk, at))
     sql.run(session, f"UPDATE gs_cell SET {column} = -1 - {column} WHERE sheet = ? AND {column} < 0", (sheet.pk,))
+    row_values.inserted(session, sheet.pk, axis, at, count)
     sql.run(session, "UPDATE gs_sheet SET row_count = ?, column_count = ? WHERE pk = ?", (rows, columns, sheet.pk))
     points = _targets(sheet)
     shift = inserted(axis, at, count)
@@ -87,4 +89,5 @@ def copy(session: Session, source: Sheet, target: Spreadsheet, title: str) -> Sh
     sql.run(session, "INSERT INTO gs_cell (sheet, row, col, input, formula, value, value_type) "
             "SELECT ?, row, col, input, formula, value, value_type FROM gs_cell WHERE sheet = ?",
             (new.pk, source.pk))
+    row_values.copy(session, source.pk, new.pk)
     return new

@@ -15,6 +15,7 @@ from mock_servers.google_sheet import domain
 from mock_servers.google_sheet.domain import Box, Sheet, Spreadsheet
 
 toolbox = Toolbox("google_sheet", table_prefix="gs_", list_keys=("spreadsheets", "sheets", "results", "responses"),
+                  snapshot_ignore={"gs_row_values": None},  # derived from gs_cell
                   instructions="Google Sheets: spreadsheets (44-character ids, see list_spreadsheets) holding "
                   "sheets of cells addressed in A1 notation (B2:C9, A2:C, B:B, 2:5). Values are entered as "
                   "typed in the Sheets UI: numbers, TRUE/FALSE, YYYY-MM-DD dates, =formulas, 'text.")
@@ -70,11 +71,12 @@ def cut_notice(sheet: Sheet, box: Box, shown: int) -> str:
     return f"output cap reached after {shown} rows; request the rest with range={rest}"
 
 
-def fit_values(call: Call, sheet: Sheet, box: Box, rows: list[list[Any]],
-               share: int = 1) -> tuple[Box, list[list[Any]], str | None]:
+def fit_values(call: Call, sheet: Sheet, box: Box, rows: list[Any],
+               share: int = 1) -> tuple[Box, list[Any], str | None]:
     """The rows of `box` that fit in the output cap (divided among `share` results): (the box
     they cover, the rows, a notice saying how to get the rest, or None when all fit). A first
-    row too wide alone is cut at a cell."""
+    row too wide alone is cut at a cell (read cell by cell when it came as JSON text, an orjson
+    fragment)."""
     room = call.max_output_chars // share
     limit = max(room - ENVELOPE_CHARS, room // 2)
     if len(dump_json(rows)) <= limit:
@@ -82,7 +84,7 @@ def fit_values(call: Call, sheet: Sheet, box: Box, rows: list[list[Any]],
     fit = items_that_fit(len(rows), lambda n: rows[:n], limit)
     if fit:
         return Box(box.r1, box.c1, box.r1 + fit - 1, box.c2), rows[:fit], cut_notice(sheet, box, fit)
-    first = rows[0]
+    first = rows[0] if isinstance(rows[0], list) else domain.values(call.session, sheet, box._replace(r2=box.r1))[0]
     cells = max(1, items_that_fit(len(first), lambda n: [first[:n]], limit))
     rest = Box(box.r1, box.c1 + cells, box.r1, box.c2).a1(sheet)
     after = Box(box.r1 + 1, box.c1, box.r2, box.c2).a1(sheet) if box.r2 > box.r1 else None

@@ -26,9 +26,9 @@ from mock_servers.google_sheet.server.base import (
 )
 
 
-def _value_range(call: Call, sheet: Sheet, box: Box, share: int = 1) -> tuple[str, list[list[Any]], str | None]:
+def _value_range(call: Call, sheet: Sheet, box: Box, share: int = 1) -> tuple[str, list[Any], str | None]:
     """(range returned, values, notice when the output cap cut the rows)."""
-    shown, rows, notice = fit_values(call, sheet, box, domain.values(call.session, sheet, box), share)
+    shown, rows, notice = fit_values(call, sheet, box, domain.value_rows(call.session, sheet, box), share)
     return shown.a1(sheet), rows, notice
 
 

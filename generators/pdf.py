@@ -17,6 +17,7 @@ from reportlab.lib.rl_accel import escapePDF, fp_str
 from reportlab.lib.utils import simpleSplit
 from reportlab.pdfgen.canvas import Canvas
 
+from mock_servers.pdf_tools import one_page
 from mock_servers.pdf_tools.documents import pdf_date
 
 PAGE_SIZES = {"letter": LETTER, "a4": A4}
@@ -94,16 +95,8 @@ def write_pdf(path: Path, pages: Sequence[Sequence[str]], *, title: str, author:
     return path
 
 
-_HEADER = b"%PDF-1.4\n%\x93\x8c\x8b\x9e ReportLab Generated PDF document (opensource)\n"
 _PRODUCER = "ReportLab PDF Library - (opensource)"  # reportlab's default
 _PREAMBLE = "1 0 0 1 0 0 cm  BT /F1 12 Tf 14.4 TL ET"  # what a canvas starts each page with
-
-
-def _dictionary(entries: Sequence[str]) -> str:
-    """A dictionary as reportlab formats one: its entries (sorted by the caller), a line
-    break after every sixth."""
-    lines = [" ".join(entries[i:i + 6]) for i in range(0, len(entries), 6)]
-    return "<<\n" + " \n  ".join(lines) + "\n>>"
 
 
 def _string(text: str) -> str:
@@ -122,37 +115,7 @@ def page_pdf(content: Sequence[str], fonts: Sequence[str], *, identity: object, 
     for field in (title, author, subject, ""):  # and the keywords, as reportlab's document info does
         signature.update(field.encode())
     width, height = PAGE_SIZES[page_size]
-    lines = (_PREAMBLE, *content, " ")
-    stream = "".join(f"{line}\n" for line in lines).encode("latin-1")
-    count = len(fonts)
-    page, catalog, info, pages = range(count + 2, count + 6)
-    objects = [
-        _dictionary([f"/F{n} {n + 1} 0 R" for n in range(1, count + 1)]),
-        *(_dictionary([f"/BaseFont /{font}", "/Encoding /WinAnsiEncoding", f"/Name /F{n}", "/Subtype /Type1",
-                       "/Type /Font"]) for n, font in enumerate(fonts, start=1)),
-        _dictionary([f"/Contents {pages + 1} 0 R", f"/MediaBox [ 0 0 {fp_str(width)} {fp_str(height)} ]",
-                     f"/Parent {pages} 0 R",
-                     "/Resources <<\n/Font 1 0 R /ProcSet [ /PDF /Text /ImageB /ImageC /ImageI ]\n>>",
-                     "/Rotate 0", "/Trans <<\n\n>>", "/Type /Page"]),
-        _dictionary(["/PageMode /UseNone", f"/Pages {pages} 0 R", "/Type /Catalog"]),
-        _dictionary([f"/Author {_string(author)}", f"/CreationDate ({date})", f"/Creator {_string(CREATOR)}",
-                     "/Keywords ()", f"/ModDate ({date})", f"/Producer {_string(_PRODUCER)}",
-                     f"/Subject {_string(subject)}", f"/Title {_string(title)}", "/Trapped /False"]),
-        _dictionary(["/Count 1", f"/Kids [ {page} 0 R ]", "/Type /Pages"]),
-    ]
-    out = bytearray(_HEADER)
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
-    offsets.append(len(out))
-    out += f"{len(objects) + 1} 0 obj\n<<\n/Length {len(stream)}\n>>\nstream\n".encode() + stream
-    out += b"endstream\nendobj\n"
-    xref = len(out)
-    ids = f"<{signature.hexdigest()}>" * 2
-    out += (f"xref\n0 {len(offsets) + 1}\n0000000000 65535 f \n"
-            + "".join(f"{offset:010d} 00000 n \n" for offset in offsets)
-            + f"trailer\n<<\n/ID \n[{ids}]\n% ReportLab generated PDF document -- digest (opensource)\n\n"
-            f"/Info {info} 0 R\n/Root {catalog} 0 R\n/Size {len(offsets) + 1}\n>>\nstartxref\n{xref}\n%%EOF\n"
-            ).encode()
-    return bytes(out)
+    stream = "".join(f"{line}\n" for line in (_PREAMBLE, *content, " ")).encode("latin-1")
+    info = tuple(map(_string, (author, date, CREATOR, "", date, _PRODUCER, subject, title)))
+    return one_page.write(one_page.OnePage(stream, tuple(fonts), (fp_str(width), fp_str(height)), info,
+                                           signature.hexdigest()))

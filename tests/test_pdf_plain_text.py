@@ -1,13 +1,15 @@
-"""The PDF tools' direct text path gives exactly pypdf's `extract_text`: on every invoice PDF
-of generated payable_invoice_checker worlds (five layouts, status boxes and grey lines), on
-pages of random text runs, and through the task's whole read set; a page with anything else
-goes to pypdf."""
+"""The PDF tools' direct path gives exactly what pypdf gives: the text of every invoice PDF of
+generated payable_invoice_checker worlds (five layouts, status boxes and grey lines) and of
+pages of random text runs, the page, content stream and fonts pypdf reads from a file in the
+one-page layout, and the outputs of the task's whole read set and of the other PDF tools;
+anything else goes to pypdf."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import random
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,8 +25,8 @@ from envs.payable_invoice_checker import FILES
 from generators.pdf import pdf_bytes
 from loca.core.world import World
 from mock_servers.gateway import Gateway
-from mock_servers.pdf_tools import documents
-from mock_servers.pdf_tools.plain_text import page_text
+from mock_servers.pdf_tools import documents, one_page
+from mock_servers.pdf_tools.plain_text import one_page_text, page_text
 
 TASK = get_task("payable_invoice_checker")
 FONTS = ("Helvetica", "Helvetica-Bold", "Courier", "Times-Roman", "Helvetica-BoldOblique")
@@ -125,8 +127,56 @@ def _read_set_outputs(world: World) -> list[str]:
     return [reply.text for reply in replies]
 
 
+def _pypdf_only(monkeypatch: Any) -> None:
+    monkeypatch.setattr(documents.one_page, "read", lambda _data: None)
+    monkeypatch.setattr(documents, "page_text", lambda _page: None)
+
+
 def test_read_set_outputs_are_pypdfs(worlds: list[World], monkeypatch: Any) -> None:
     direct = [_read_set_outputs(world) for world in worlds]
-    monkeypatch.setattr(documents, "page_text", lambda _page: None)
+    _pypdf_only(monkeypatch)
     assert [_read_set_outputs(world) for world in worlds] == direct
     assert sum(text.count("=== Page 1 ===") for outputs in direct for text in outputs) == 120
+
+
+def _other_tools(world: World) -> list[str]:
+    gateway = Gateway(world, TASK.spec.servers, config={"audit": False})
+    paths = [f"{FILES}/{path.name}" for path in sorted((world.workspace / FILES).glob("*.pdf"))[:5]]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        *(("pdf_tools_get_pdf_info", {"pdf_file_path": path}) for path in paths),
+        ("pdf_tools_search_pdf_content", {"pdf_file_path": paths[0], "pattern": "total"}),
+        ("pdf_tools_merge_pdfs", {"pdf_paths": paths, "output_path": "merged.pdf"}),
+        ("pdf_tools_read_pdf_pages", {"pdf_file_path": "merged.pdf", "end_page": 5})]
+    try:
+        outputs = [asyncio.run(gateway.call(name, arguments)).text for name, arguments in calls]
+    finally:
+        gateway.close()
+    return [re.sub(r"search_\d+", "search_N", text) for text in outputs]  # sessions are numbered in the world
+
+
+def test_other_pdf_tools_give_pypdfs_outputs(worlds: list[World], monkeypatch: Any) -> None:
+    direct = _other_tools(worlds[0])
+    _pypdf_only(monkeypatch)
+    assert _other_tools(worlds[0]) == direct
+    assert "Pages: 1" in direct[0] and "Merged 5 files (5 pages)" in direct[-2]
+
+
+def test_one_page_files_are_what_pypdf_reads(worlds: list[World]) -> None:
+    for path in sorted((worlds[1].workspace / FILES).glob("*.pdf")):
+        data = path.read_bytes()
+        page = one_page.read(data)
+        assert page is not None and one_page.write(page) == data
+        [read] = PdfReader(io.BytesIO(data)).pages
+        fonts: Any = read["/Resources"]["/Font"]  # type: ignore[index]
+        contents: Any = read["/Contents"].get_object()
+        assert contents.get_data() == page.stream
+        assert [fonts[f"/F{n}"]["/BaseFont"] for n in range(1, len(fonts) + 1)] == [f"/{f}" for f in page.fonts]
+        assert one_page_text(page) == page_text(read) == read.extract_text()
+
+
+def test_other_files_are_not_one_page_files(worlds: list[World]) -> None:
+    data = next((worlds[0].workspace / FILES).glob("*.pdf")).read_bytes()
+    changed = [data[:-1], data.replace(b"/Rotate 0", b"/Rotate 90"), data.replace(b"Tj T* ET", b"Tj T*  ET", 1),
+               data.replace(b"/Trapped /False", b"/Trapped /True ")]
+    written = pdf_bytes([["Invoice INV-1"]], title="T", author="A", moment=datetime(2025, 1, 1, tzinfo=UTC))
+    assert all(one_page.read(other) is None for other in [*changed, written])

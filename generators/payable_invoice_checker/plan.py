@@ -164,10 +164,19 @@ class IdMaker:
                 return candidate
 
     def _draw(self, supplier: Supplier, issued: date) -> str:
-        n, year = self.rng.randint(1, 99_999), issued.year
-        return (f"INV-{year}-{n:05d}", f"{supplier.prefix}-{self.rng.randint(1, 999_999):06d}",
-                f"SI{year % 100:02d}{n:05d}", f"BILL-{self.rng.randint(1, 9_999_999):07d}",
-                f"{year}{issued.month:02d}-{n % 10_000:04d}")[supplier.id_format]
+        """One candidate in the supplier's format; every format's numbers are drawn, in order."""
+        rng, year = self.rng, issued.year
+        n, serial, bill = rng.randint(1, 99_999), rng.randint(1, 999_999), rng.randint(1, 9_999_999)
+        match supplier.id_format:
+            case 0:
+                return f"INV-{year}-{n:05d}"
+            case 1:
+                return f"{supplier.prefix}-{serial:06d}"
+            case 2:
+                return f"SI{year % 100:02d}{n:05d}"
+            case 3:
+                return f"BILL-{bill:07d}"
+        return f"{year}{issued.month:02d}-{n % 10_000:04d}"
 
 
 def _status(rng: random.Random) -> str:

@@ -20,7 +20,8 @@ from loca.core.world import write_bytes_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve
 from mock_servers.core.toolkit import Call
-from mock_servers.pdf_tools.plain_text import page_text
+from mock_servers.pdf_tools import one_page
+from mock_servers.pdf_tools.plain_text import one_page_text, page_text
 
 MAX_PDF_BYTES = 50 * 1024 * 1024
 MAX_OUTPUT_BYTES = 100 * 1024 * 1024
@@ -48,14 +49,21 @@ def _unreadable(shown: str, exc: Exception) -> ToolFailure:
 
 
 class Pdf:
-    """One parsed PDF: page count, metadata and page texts (extracted once, on demand)."""
+    """One parsed PDF: page count, metadata and page texts (extracted once, on demand). A file
+    in the one-page layout the generators write is known without parsing it; pypdf reads it
+    only when a page object or the metadata is wanted."""
 
     def __init__(self, data: bytes, shown: str) -> None:
         self.shown = shown
         self.size = len(data)
+        self._data = data
         self._texts: dict[int, str] = {}
+        self._one_page = one_page.read(data)
+        if self._one_page is not None:
+            self.encrypted = self.locked = False
+            self.pages = 1
+            return
         try:  # pypdf raises many kinds of errors on malformed files
-            self.reader = PdfReader(io.BytesIO(data))
             self.encrypted = self.reader.is_encrypted
             self.locked = self.encrypted and not self.reader.decrypt("")
             self.pages = 0 if self.locked else len(self.reader.pages)
@@ -74,6 +82,10 @@ class Pdf:
             raise invalid(f"page {', '.join(map(str, wrong))} out of range: {self.shown} has "
                           f"{pages_text(self.pages)} (numbered from 1)")
 
+    @cached_property
+    def reader(self) -> PdfReader:
+        return PdfReader(io.BytesIO(self._data))
+
     def page(self, number: int) -> PageObject:
         return self.reader.pages[number - 1]
 
@@ -82,9 +94,8 @@ class Pdf:
         pypdf's `extract_text`, computed directly for pages of simple text runs."""
         if number not in self._texts:
             try:
-                page = self.page(number)
-                text = page_text(page)
-                self._texts[number] = page.extract_text() if text is None else text
+                text = one_page_text(self._one_page) if self._one_page else page_text(self.page(number))
+                self._texts[number] = self.page(number).extract_text() if text is None else text
             except Exception as exc:  # a broken content stream spoils this page only
                 self._texts[number] = (f"[the text of this page could not be extracted: "
                                        f"{type(exc).__name__}]")

@@ -9,26 +9,36 @@ None, and the caller asks pypdf. The tests compare both on every PDF of generate
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
+from functools import reduce
+from operator import add
 from typing import Any
 
 from pypdf import PageObject
 from pypdf import _text_extraction as pypdf_text
 from pypdf._page import _get_font_resources, _get_page_resources
-from pypdf.generic import IndirectObject, StreamObject
+from pypdf.generic import DictionaryObject, IndirectObject, NameObject, StreamObject
 from pypdf.generic._font import Font
+
+from mock_servers.pdf_tools.one_page import OnePage
 
 MAX_STREAM_BYTES = 1 << 20  # well inside pypdf's parsing budget (2,000,000 tokens)
 MAX_KEPT_FONTS = 256  # fonts kept across pages, by their dictionary
 SPACE_WIDTH = 200.0  # pypdf's default `space_width`, for a font whose space has no width
 _END = rb"(?=[ \t\r\n\f]|\Z)"
+_STRING = rb"\(((?:[\x20-\x27\x2a-\x5b\x5d-\x7e]|\\[()\\])*)\)"
+_NUMBER = rb"([-+.0-9]+)"
+_SPACE = rb"[ \t\r\n\f]+"
+_RUN = _SPACE.join([rb"BT", _NUMBER, _NUMBER, rb"Td", _STRING, rb"Tj", rb"T\*", rb"ET"])  # one text run
 _TOKEN = re.compile(
     rb"[ \t\r\n\f]*(?:"
-    rb"\(((?:[\x20-\x27\x2a-\x5b\x5d-\x7e]|\\[()\\])*)\)" + _END +  # 1: a literal string
-    rb"|/([A-Za-z0-9]+)" + _END +  # 2: a name
-    rb"|([-+.0-9]+)" + _END +  # 3: a number
-    rb"|([A-Za-z]+\*?)" + _END +  # 4: an operator
-    rb"|([^ \t\r\n\f]))")  # 5: anything else
+    + _RUN + _END
+    + rb"|" + _STRING + _END  # a literal string
+    + rb"|/([A-Za-z0-9]+)" + _END  # a name
+    + rb"|" + _NUMBER + _END
+    + rb"|([A-Za-z]+\*?)" + _END  # an operator
+    + rb"|([^ \t\r\n\f]))")  # anything else
+"""A content stream's tokens, and (first) a whole text run `BT x y Td (...) Tj T* ET`."""
 _ESCAPE = re.compile(rb"\\(.)")
 _IGNORED = frozenset(b"w J j M d i ri gs m l c v y h re S s f F f* B B* b b* n W W* "
                      b"g G rg RG k K cs CS sc SC scn SCN sh".split())
@@ -48,26 +58,49 @@ class _Unsupported(Exception):
 def page_text(page: PageObject) -> str | None:
     """The text `page.extract_text()` gives, or None where this path does not apply."""
     try:
-        operations = _operations(page)
-        return _Extraction(_fonts(page)).run(operations)
-    except Exception:  # _Unsupported, or a malformed page: pypdf decides what it gives
+        contents = page.get("/Contents")
+        stream = None if contents is None else contents.get_object()
+        resources = _get_page_resources(page)
+        if not isinstance(stream, StreamObject) or not resources:
+            return None
+        fonts = {name: font.get_object() for name, font in _get_font_resources(resources).items()}
+        return stream_text(stream.get_data(), fonts)
+    except Exception:  # a malformed page: pypdf decides what it gives
         return None
 
 
-def _operations(page: PageObject) -> list[tuple[bytes, list[Any]]]:
-    contents = page.get("/Contents")
-    stream = None if contents is None else contents.get_object()
-    if not isinstance(stream, StreamObject):
-        raise _Unsupported
-    data = stream.get_data()
+def one_page_text(page: OnePage) -> str | None:
+    """`stream_text` of the page of a one-page PDF, with its font dictionaries as pypdf reads
+    them from the file."""
+    fonts = {f"/F{n}": DictionaryObject({NameObject("/BaseFont"): NameObject(f"/{font}"),
+                                         NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+                                         NameObject("/Name"): NameObject(f"/F{n}"),
+                                         NameObject("/Subtype"): NameObject("/Type1"),
+                                         NameObject("/Type"): NameObject("/Font")})
+             for n, font in enumerate(page.fonts, start=1)}
+    return stream_text(page.stream, fonts)
+
+
+def stream_text(data: bytes, fonts: Mapping[str, Any]) -> str | None:
+    """The text pypdf extracts from the content stream `data` of a page with these fonts (the
+    page's /Font resources: dictionaries by name), or None where this path does not apply."""
+    try:
+        return _Extraction(_glyphs(fonts)).run(_operations(data))
+    except Exception:  # _Unsupported, or something malformed: pypdf decides what it gives
+        return None
+
+
+def _operations(data: bytes) -> list[tuple[bytes, list[Any]]]:
     if len(data) > MAX_STREAM_BYTES:
         raise _Unsupported
     operations: list[tuple[bytes, list[Any]]] = []
     operands: list[Any] = []
-    for string, name, number, operator, other in _TOKEN.findall(data):
-        if other:
+    for run_x, run_y, run_string, string, name, number, operator, other in _TOKEN.findall(data):
+        if other or (run_x and operands):
             raise _Unsupported
-        if operator:
+        if run_x:
+            operations.append((b"run", [float(run_x), float(run_y), _ESCAPE.sub(rb"\1", run_string)]))
+        elif operator:
             if operator not in _IGNORED:
                 if tuple(map(type, operands)) != _SIGNATURES.get(operator):
                     raise _Unsupported
@@ -82,15 +115,11 @@ def _operations(page: PageObject) -> list[tuple[bytes, list[Any]]]:
     return operations
 
 
-def _fonts(page: PageObject) -> dict[str, _Glyphs]:
-    """The page's fonts as pypdf's extraction builds them (kept across pages when a font's
+def _glyphs(definitions: Mapping[str, Any]) -> dict[str, _Glyphs]:
+    """The fonts as pypdf's extraction builds them (kept across pages when a font's
     dictionary holds no reference)."""
-    resources = _get_page_resources(page)
-    if not resources:
-        raise _Unsupported
     fonts = {}
-    for name, resource in _get_font_resources(resources).items():
-        definition = resource.get_object()
+    for name, definition in definitions.items():
         key = _key(definition)
         glyphs = _GLYPHS.get(key) if key is not None else None
         if glyphs is None:
@@ -122,9 +151,10 @@ class _Glyphs:
         if not isinstance(font.encoding, dict):
             raise _Unsupported
         self.half_space = font.space_width / 2
-        self.table = [("".join(font.character_map.get(char, char) for char in font.encoding.get(byte, chr(byte))),
-                       font.space_width if chr(byte) == font.space_char else font.get_text_width(chr(byte)))
-                      for byte in range(256)]
+        self.shows = tuple("".join(font.character_map.get(char, char) for char in font.encoding.get(byte, chr(byte)))
+                           for byte in range(256))
+        self.widths = tuple(font.space_width if chr(byte) == font.space_char else font.get_text_width(chr(byte))
+                            for byte in range(256))
 
 
 _GLYPHS: dict[Hashable, _Glyphs] = {}
@@ -147,20 +177,22 @@ class _Extraction:
 
     def run(self, operations: list[tuple[bytes, list[Any]]]) -> str:
         for operator, operands in operations:
-            if operator == b"Tj":
+            if operator == b"run":  # BT x y Td (...) Tj T* ET
+                self.begin()
+                self.move(operands[0], operands[1])
+                self.show(operands[2])
+                self.next_line()
+                self.flush()
+            elif operator == b"Tj":
                 self.show(operands[0])
             elif operator == b"Td":
-                self.x += operands[0]
-                self.y += operands[1]
-                self.moved()
+                self.move(operands[0], operands[1])
             elif operator == b"T*":
-                self.y -= self.leading
-                self.moved()
-            elif operator in (b"BT", b"ET"):
-                if operator == b"BT":
-                    self.x = self.y = 0.0
-                self.output += self.text
-                self.text = ""
+                self.next_line()
+            elif operator == b"BT":
+                self.begin()
+            elif operator == b"ET":
+                self.flush()
             elif operator == b"Tf":
                 self.set_font(*operands)
             elif operator == b"TL":
@@ -168,9 +200,25 @@ class _Extraction:
             elif operands != _IDENTITY:  # cm
                 raise _Unsupported
             else:
-                self.output += self.text
-                self.text = ""
+                self.flush()
         return self.output + self.text
+
+    def begin(self) -> None:
+        self.x = self.y = 0.0
+        self.flush()
+
+    def flush(self) -> None:
+        self.output += self.text
+        self.text = ""
+
+    def move(self, tx: float, ty: float) -> None:
+        self.x += tx
+        self.y += ty
+        self.moved()
+
+    def next_line(self) -> None:
+        self.y -= self.leading
+        self.moved()
 
     def set_font(self, name: str, size: float) -> None:
         if name not in self.fonts:
@@ -189,15 +237,11 @@ class _Extraction:
         if self.font is None or (pypdf_text.CUSTOM_RTL_MIN and pypdf_text.CUSTOM_RTL_MAX):
             raise _Unsupported
         self.previous_font_space = None
-        parts, widths = [], 0.0
-        for byte in raw:
-            part, width = self.font.table[byte]
-            parts.append(part)
-            widths += width
-        shown = "".join(parts)
+        shown = "".join(map(self.font.shows.__getitem__, raw))
         if not shown.isascii():  # right-to-left text is reordered
             raise _Unsupported
         self.text += shown
+        widths = reduce(add, map(self.font.widths.__getitem__, raw), 0.0)  # added in order, as pypdf does
         self.widths += widths * self.font_size
         self.height = self.font_size
         self.check(0.0)
@@ -210,16 +254,12 @@ class _Extraction:
     def check(self, str_widths: float) -> None:
         """pypdf's `crlf_space_check`: a line break when the baseline moved off the line, a
         space when the point moved right past the text shown, or to another baseline."""
-        space = self.font_size * self.half_space
-        if self.previous_font_space is not None:
-            space = min(space, self.previous_font_space)
-        dx, dy = self.x - self.prev_x, self.y - self.prev_y
-        y = self.y
-        if self.span is None:
+        y, span = self.y, self.span
+        dy = y - self.prev_y
+        if span is None:
             distance = abs(dy)
         else:
-            lower, upper = self.span
-            distance = 0.0 if lower <= y <= upper else min(abs(y - lower), abs(y - upper))
+            distance = 0.0 if span[0] <= y <= span[1] else min(abs(y - span[0]), abs(y - span[1]))
         last = (self.text or self.output)[-1:]
         threshold = 0.8 * min(self.height, self.font_size)
         if distance > threshold:
@@ -228,10 +268,14 @@ class _Extraction:
                 self.text = ""
             self.span = (y, y)
         else:
-            if (abs(dy) > threshold or dx >= space / 1000 + str_widths) and last not in ("", " "):
+            if last not in ("", " ") and (abs(dy) > threshold or self.x - self.prev_x >= self.space() + str_widths):
                 self.text += " "
-            if last in ("", "\n") or self.span is None:
-                self.span = (y, y)
-            else:
-                self.span = (min(self.span[0], y), max(self.span[1], y))
-        self.prev_x, self.prev_y = self.x, self.y
+            self.span = (y, y) if last in ("", "\n") or span is None else (min(span[0], y), max(span[1], y))
+        self.prev_x, self.prev_y = self.x, y
+
+    def space(self) -> float:
+        """The width of a word gap, in text space units."""
+        space = self.font_size * self.half_space
+        if self.previous_font_space is not None:
+            space = min(space, self.previous_font_space)
+        return space / 1000

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import orjson
 from faker import Faker
 from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined
 from jinja2.bccache import Bucket
@@ -47,8 +47,8 @@ def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any],
     expected `answer` per output, plus any other ground truth), `truth/snapshot.json` (the state
     before the agent acts, writable files left out) and the content hash. `known_tables`: table
     states the generator took itself (`snapshot.take`)."""
-    write_text_atomic(world.truth_dir / "truth.json",
-                      json.dumps({"answer": answer, **truth}, indent=1, ensure_ascii=False) + "\n")
+    truth_json = orjson.dumps({"answer": answer, **truth}, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    write_text_atomic(world.truth_dir / "truth.json", truth_json.decode() + "\n")
     ignored = snapshot_ignore(list(spec.servers.values()))
     taken = snapshot.take(world, ignored, spec.writable_files, known_tables)
     write_text_atomic(world.truth_dir / "snapshot.json", taken.model_dump_json(indent=1) + "\n")

@@ -42,7 +42,7 @@ def create_world(root: Path, meta: WorldMeta, servers: Iterable[str]) -> tuple[W
 
 
 def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any],
-                 known_tables: Mapping[str, snapshot.TableState] | None = None, **truth: Any) -> World:
+                 *, known_tables: Mapping[str, snapshot.TableState] | None = None, **truth: Any) -> World:
     """Freeze what the checker needs and record the world's identity: `truth/truth.json` (the
     expected `answer` per output, plus any other ground truth), `truth/snapshot.json` (the state
     before the agent acts, writable files left out) and the content hash. `known_tables`: table

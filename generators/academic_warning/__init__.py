@@ -129,5 +129,5 @@ def generate(root: Path, params: dict[str, object], seed: int,
     write_text_atomic(world.workspace / LATEST_FILE, csv_text(LATEST_HEADERS, [
         [s.student_id, s.name, s.class_id, str(s.latest)] for s in latest]))
     exact = {s.student_id: [str(s.hist_avg), str(s.drop)] for s in plan.listed()}
-    return finish_world(world, TASK, _answer(plan), **{EXACT: exact, KNOWN: {s.student_id: s.name
-                                                                              for s in plan.students}})
+    truth: dict[str, Any] = {EXACT: exact, KNOWN: {s.student_id: s.name for s in plan.students}}
+    return finish_world(world, TASK, _answer(plan), **truth)

@@ -4,6 +4,8 @@ misspelt column into a constant instead of an error."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sqlglot import exp
 from sqlglot.dialects.sqlite import SQLite
 
@@ -13,6 +15,7 @@ class Target(SQLite):
         IDENTIFIERS = ["`", '"']
 
 
+@lru_cache(maxsize=4096)
 def ident(name: str) -> str:
-    """`name` as a quoted SQLite identifier."""
+    """`name` as a quoted SQLite identifier (the same few names are quoted again and again)."""
     return exp.to_identifier(name, quoted=True).sql(dialect=Target)

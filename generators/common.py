@@ -33,7 +33,7 @@ def create_world(root: Path, meta: WorldMeta, servers: Iterable[str]) -> tuple[W
         (root / sub).mkdir(parents=True)
     world = World(root, meta)
     prefixes = [p for server in servers for p in load_toolbox(server).table_prefixes]  # registers their tables
-    db = Database(world.state_path)
+    db = Database(world.state_path, building=True)
     db.create_tables(["core_", *prefixes])
     with db.write() as session:
         session.add(ClockState(id=1, writes=0))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ def _casefold(value: object) -> object:
     return value.casefold() if isinstance(value, str) else value
 
 
-def _configure(engine: Engine, readonly: bool) -> None:
+def _configure(engine: Engine, readonly: bool, building: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
@@ -33,11 +33,14 @@ def _configure(engine: Engine, readonly: bool) -> None:
         # a call stopped for its budget has every statement interrupted ("interrupted")
         dbapi_conn.set_progress_handler(WATCHDOG.overdue, _PROGRESS_STEPS)
         cur = dbapi_conn.cursor()
-        if not readonly:
+        if building:  # a world being generated: no log to write twice, no sync (it is rebuilt if cut short)
+            cur.execute("PRAGMA journal_mode=MEMORY")
+            cur.execute("PRAGMA synchronous=OFF")
+        elif not readonly:
             cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=5000")
-        cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -52,11 +55,12 @@ class Database:
     transaction; a write transaction takes the lock up front (BEGIN IMMEDIATE) and rolls
     back entirely if the block raises."""
 
-    def __init__(self, path: Path, readonly: bool = False) -> None:
+    def __init__(self, path: Path, readonly: bool = False, building: bool = False) -> None:
         self.path = Path(path)
+        self.building = building
         url = f"sqlite:///file:{self.path}?mode=ro&uri=true" if readonly else f"sqlite:///{self.path}"
         self.engine = create_engine(url, connect_args={"check_same_thread": False})
-        _configure(self.engine, readonly)
+        _configure(self.engine, readonly, building)
         self._write_engine = self.engine.execution_options(**{_WRITE: True})
         self._audit: sqlite3.Connection | None = None
 
@@ -92,10 +96,15 @@ class Database:
         self._audit.execute(_AUDIT_INSERT, row)
 
     def dispose(self) -> None:
+        """Close every connection; a database that was `building` is left in WAL mode, as
+        every world is served."""
         if self._audit is not None:
             self._audit.close()
             self._audit = None
         self.engine.dispose()
+        if self.building:
+            with closing(sqlite3.connect(self.path)) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
 
 
 def bulk_insert(session: Session, model: type[SQLModel], rows: list[dict[str, Any]]) -> None:

@@ -10,6 +10,7 @@ from typing import NamedTuple
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlmodel import Session, create_engine
 
 from mock_servers.core import paging, sql
 from mock_servers.core.files import content_type
@@ -27,6 +28,27 @@ def test_a_cut_page_continues_right_after_the_last_item_shown(page, size, data):
 def test_a_cut_first_page_shows_all_that_fit():
     assert paging.cut(1, 20, 6) == (6, 2, 6)
     assert paging.cut(2, 7, 5) == (3, 3, 5)  # 3 shown, then items 11-15 on page 3
+
+
+class _Item(NamedTuple):
+    n: int
+
+
+@given(st.integers(0, 30), st.integers(1, 12), st.integers(1, 8))
+def test_a_page_and_its_total_come_from_sql_counting_only_when_the_page_cannot_tell(rows, size, page):
+    """Any page of any listing is the slice of the whole, with the right total; the count query
+    runs only for a full page with more rows after it, or a page past the end."""
+    engine = create_engine("sqlite://")
+    with Session(engine) as session:
+        sql.run(session, "CREATE TABLE t (n INTEGER PRIMARY KEY)")
+        sql.cursor(session).executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(rows)])
+        counted: list[str] = []
+        sql.cursor(session).connection.set_trace_callback(lambda s: counted.append(s) if "count" in s else None)
+        found, total = paging.fetch_page(session, _Item, "SELECT n FROM t ORDER BY n", "SELECT count(*) FROM t",
+                                         (), page, size)
+        start = (page - 1) * size
+        assert [r.n for r in found] == list(range(rows))[start:start + size] and total == rows
+        assert bool(counted) == (rows > start + size or (page > 1 and rows <= start))
 
 
 def test_most_that_fit_bisects():

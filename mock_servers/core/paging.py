@@ -23,12 +23,13 @@ def offset(page: int, size: int) -> int:
 def fetch_page(session: Session, row: type[R], query: str, count_query: str,
                params: Sequence[Any], page: int, size: int) -> tuple[list[R], int]:
     """One page of `query` (which ends in an ORDER BY whose last key is unique) and the total
-    number of rows. `count_query` runs only when the page does not tell the total by itself."""
+    number of rows. `count_query` runs only when the page does not tell the total by itself:
+    the page is read with one row more, so a last page tells it even when it is full."""
     start = offset(page, size)
-    rows = sql.rows(session, row, f"{query} LIMIT ? OFFSET ?", (*params, size, start))
-    if 0 < len(rows) < size or (page == 1 and not rows):
+    rows = sql.rows(session, row, f"{query} LIMIT ? OFFSET ?", (*params, min(size + 1, MAX_INT), start))
+    if len(rows) <= size and (rows or page == 1):
         return rows, start + len(rows)
-    return rows, int(sql.scalar(session, count_query, params))
+    return rows[:size], int(sql.scalar(session, count_query, params))
 
 
 def total_pages(total: int, size: int) -> int:

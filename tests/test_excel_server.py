@@ -632,6 +632,22 @@ def test_a_page_read_again_is_the_same_text_until_the_file_changes(xl: Server) -
     assert json.loads(xl.ok_text("read_data_from_excel", **read))["values"][1] == ["East", "pen", 11, 1.5]
 
 
+def test_kept_pages_stay_under_their_bound(monkeypatch) -> None:
+    """The latest pages are kept up to PAGE_CHARS characters; older ones are built again."""
+    monkeypatch.setattr(workbook, "PAGE_CHARS", 12)
+    parsed = workbook.CachedWorkbook(b"", Workbook())
+    built: list[str] = []
+
+    def build(name: str) -> str:
+        built.append(name)
+        return name * 5
+
+    for name in ("a", "b", "c", "b"):
+        assert parsed.page((name,), lambda name=name: build(name)) == name * 5
+    assert built == ["a", "b", "c"]  # "b" was still kept: two pages of 5 fit in 12
+    assert parsed.page(("a",), lambda: build("a")) == "aaaaa" and built[-1] == "a"  # "a" was dropped
+
+
 def test_a_read_gives_these_exact_bytes(xl: Server) -> None:
     """Pages pinned byte for byte: compact JSON in key order, numbers as stored, dates as ISO
     8601, a formula without a cached value, a page cut by max_cells and the page after it."""

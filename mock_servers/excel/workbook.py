@@ -88,6 +88,7 @@ class CachedWorkbook:
     _extents: dict[str, Box] = field(default_factory=dict, init=False)
     _pages: OrderedDict[tuple[Any, ...], str] = field(default_factory=OrderedDict, init=False)
     _pages_lock: Lock = field(default_factory=Lock, init=False)
+    _page_chars: int = field(default=0, init=False)  # of the pages kept
 
     def page(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
         """The text of the page that `key` names, built once while the file keeps these bytes
@@ -100,9 +101,11 @@ class CachedWorkbook:
                 return text
         text = build()
         with self._pages_lock:
-            self._pages[key] = text
-            while sum(map(len, self._pages.values())) > PAGE_CHARS and len(self._pages) > 1:
-                self._pages.popitem(last=False)
+            if key not in self._pages:
+                self._pages[key] = text
+                self._page_chars += len(text)
+            while self._page_chars > PAGE_CHARS and len(self._pages) > 1:
+                self._page_chars -= len(self._pages.popitem(last=False)[1])
         return text
 
     def extent(self, ws: Any) -> Box:

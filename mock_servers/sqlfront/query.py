@@ -13,12 +13,12 @@ from sqlglot import ErrorLevel, exp
 from sqlglot.errors import SqlglotError
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
+from mock_servers.core.limits import MAX_INT
 from mock_servers.sqlfront import functions, infer, names, types
 from mock_servers.sqlfront.names import Catalog, TableRef
 from mock_servers.sqlfront.target import Target
 from mock_servers.sqlfront.types import LogicalType
 
-_ALL = 2**63 - 1  # a LIMIT that keeps every row (and the plan of a query with a LIMIT)
 _COUNT_BATCH = 4096
 
 
@@ -176,7 +176,7 @@ def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Ca
     name_outputs(tree, dialect)
     prepared = prepare(tree, catalog, now)
     kinds = output_types(prepared)
-    prepared.tree = limit_rows(prepared.tree, _ALL if counted else max_rows + 1, skip)
+    prepared.tree = limit_rows(prepared.tree, MAX_INT if counted else max_rows + 1, skip)  # MAX_INT: every row
     result = execute(cursor, prepared)
     columns = [d[0] for d in result.description or ()]
     found = result.fetchmany(max_rows + 1) if counted else result.fetchall()

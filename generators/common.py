@@ -18,7 +18,7 @@ from jinja2.bccache import Bucket
 from loca.core.cache import cache_dir, write_cache_file
 from loca.core.task import TaskSpec
 from loca.core.world import World, WorldMeta, content_hash, write_text_atomic
-from mock_servers import load_toolbox, snapshot_ignore
+from mock_servers import load_toolbox, prepare_world, snapshot_ignore
 from mock_servers.core import snapshot
 from mock_servers.core.db import Database
 from mock_servers.core.models import ClockState
@@ -46,7 +46,8 @@ def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any],
     """Freeze what the checker needs and record the world's identity: `truth/truth.json` (the
     expected `answer` per output, plus any other ground truth), `truth/snapshot.json` (the state
     before the agent acts, writable files left out) and the content hash. `known_tables`: table
-    states the generator took itself (`snapshot.take`)."""
+    states the generator took itself (`snapshot.take`). The servers' prepare steps run first."""
+    prepare_world(world, list(spec.servers.values()))
     truth_json = orjson.dumps({"answer": answer, **truth}, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     write_text_atomic(world.truth_dir / "truth.json", truth_json.decode() + "\n")
     ignored = snapshot_ignore(list(spec.servers.values()))

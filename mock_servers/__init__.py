@@ -7,6 +7,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from loca.core.world import World
     from mock_servers.core.toolkit import Toolbox
 
 SERVERS: dict[str, str] = {
@@ -40,3 +41,20 @@ def snapshot_ignore(servers: list[str]) -> dict[str, frozenset[str] | None]:
     for server in servers:
         merged.update(load_toolbox(server).snapshot_ignore)
     return merged
+
+
+def prepare_world(world: World, servers: list[str]) -> None:
+    """Run the `prepare` step of each of `servers` that has one on a world its generator has
+    just filled (in one transaction)."""
+    from mock_servers.core.db import Database
+
+    steps = [step for server in dict.fromkeys(servers) if (step := load_toolbox(server).prepare) is not None]
+    if not steps:
+        return
+    db = Database(world.state_path, building=True)
+    try:
+        with db.write() as session:
+            for step in steps:
+                step(session, world)
+    finally:
+        db.dispose()

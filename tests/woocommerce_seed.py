@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from mock_servers import prepare_world
 from mock_servers.woocommerce import toolbox
 from mock_servers.woocommerce.seed import (
     CategoryDef,
@@ -90,9 +91,10 @@ class Woo(ServerHarness):
 
 
 def build_store(make_world: Any, config: dict[str, Any] | None = None) -> Woo:
-    """The store above in a fresh world."""
+    """The store above in a fresh world, prepared as a generated world is (its views kept)."""
     world, db = make_world(["woocommerce"], now=NOW, tz=ZONE)
     with db.write() as session:
         fill(session, STORE, salt="test")
     db.dispose()
+    prepare_world(world, ["woocommerce"])
     return Woo(toolbox, world, config)

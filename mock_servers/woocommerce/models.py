@@ -5,7 +5,7 @@ without a foreign key, as WordPress does (so orphans can exist and be cleared)."
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DefaultClause, ForeignKey, Index, Integer, UniqueConstraint, text
+from sqlalchemy import DDL, Column, DefaultClause, ForeignKey, Index, Integer, UniqueConstraint, event, text
 from sqlmodel import Field, SQLModel
 
 AUTO = {"sqlite_autoincrement": True}
@@ -300,6 +300,52 @@ class WooMeta(SQLModel, table=True):
     entity_id: int
     key: str
     value: str  # JSON
+
+
+class WooKept(SQLModel, table=True):
+    """A product's, order's or customer's view as a read shows it: the JSON text a listing
+    embeds for the item (domain/kept.py). Kept texts are exact; an item without one is built."""
+
+    __tablename__ = "woo_kept"
+    kind: str = Field(primary_key=True)  # product, order or customer
+    id: int = Field(primary_key=True)
+    text: str
+
+
+def _drop(kind: str, ids: str) -> str:
+    return f"DELETE FROM woo_kept WHERE kind = '{kind}' AND id IN ({ids}); "
+
+
+def _products_of(link: str, column: str) -> str:
+    return _drop("product", f"SELECT product_id FROM {link} WHERE {column} = OLD.id")
+
+
+ANY, CHANGE, NAME = ("INSERT", "UPDATE", "DELETE"), ("UPDATE", "DELETE"), ("UPDATE OF name, slug", "DELETE")
+# Whatever a kept view is made of drops it when it changes: a product's row, images, terms and
+# their names; an order's row, items and refunds; a customer's row and the orders and refunds its
+# count and spending come from; anyone's meta data. (table, events, statements on `{row}`, run
+# for the OLD and the NEW row.)
+_KEPT_FROM: list[tuple[str, tuple[str, ...], str]] = [
+    ("woo_product", CHANGE, _drop("product", "{row}.id")),
+    ("woo_image", ANY, _drop("product", "{row}.product_id")),
+    ("woo_product_category", ANY, _drop("product", "{row}.product_id")),
+    ("woo_product_tag", ANY, _drop("product", "{row}.product_id")),
+    ("woo_category", NAME, _products_of("woo_product_category", "category_id")),
+    ("woo_tag", NAME, _products_of("woo_product_tag", "tag_id")),
+    ("woo_order", ANY, _drop("order", "{row}.id") + _drop("customer", "{row}.customer_id")),
+    ("woo_order_item", ANY, _drop("order", "{row}.order_id")),
+    ("woo_refund", ANY, _drop("order", "{row}.order_id")
+     + _drop("customer", "SELECT customer_id FROM woo_order WHERE id = {row}.order_id")),
+    ("woo_customer", CHANGE, _drop("customer", "{row}.id")),
+    ("woo_meta", ANY, "DELETE FROM woo_kept WHERE kind = {row}.entity AND id = {row}.entity_id; "),
+]
+for _table, _events, _statement in _KEPT_FROM:
+    for _event in _events:
+        _verb = _event.split()[0]
+        _rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}[_verb]
+        _body = "".join(dict.fromkeys(_statement.replace("{row}", r) for r in _rows))
+        event.listen(SQLModel.metadata.tables[_table], "after_create",
+                     DDL(f"CREATE TRIGGER {_table}_kept_{_verb.lower()} AFTER {_event} ON {_table} BEGIN {_body}END"))
 
 
 def _server_defaults(*models: type[SQLModel]) -> None:

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
+from mock_servers.woocommerce.domain import kept
 from mock_servers.woocommerce.domain.base import (
     Store,
     dumps,
@@ -18,7 +19,6 @@ from mock_servers.woocommerce.domain.base import (
     loads_each,
     meta_of,
     money,
-    page_of,
     set_meta,
     site_pair,
 )
@@ -81,6 +81,15 @@ def get(store: Store, cid: int) -> dict[str, Any]:
     return views(store, [found])[0]
 
 
+def built(store: Store, ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The views of the customers `ids`, in id order."""
+    return views(store, sql.rows(store.session, Customer, f"SELECT {COLUMNS} FROM woo_customer c WHERE c.id IN "
+                                 f"({sql.marks(len(ids))}) ORDER BY c.id", ids))
+
+
+KEPT = "SELECT id FROM woo_customer"  # no customer's view follows the clock
+
+
 ORDERBY = {"id": "c.id {d}", "include": "c.id {d}", "registered_date": "c.date_created {d}, c.id {d}",
            "name": "(c.first_name || ' ' || c.last_name) COLLATE NOCASE {d}, c.id {d}"}
 
@@ -99,9 +108,8 @@ def listing(store: Store, f: dict[str, Any], page: int, per_page: int) -> tuple[
         where.append("c.role = ?")
         params.append(f["role"])
     order = ORDERBY[f["orderby"]].format(d=f["order"].upper())
-    found, total = page_of(store.session, Customer, COLUMNS, f"FROM woo_customer c WHERE {' AND '.join(where)}",
-                           order, params, page, per_page)
-    return views(store, found), total
+    return kept.page(store, "customer", "woo_customer c", f"WHERE {' AND '.join(where)}", order, params, page,
+                     per_page, built)
 
 
 def _email(store: Store, email: str, cid: int | None) -> str:

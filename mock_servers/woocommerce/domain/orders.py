@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, not_found
-from mock_servers.woocommerce.domain import pricing, products, settings
+from mock_servers.woocommerce.domain import kept, pricing, products, settings
 from mock_servers.woocommerce.domain.base import (
     ZERO,
     Store,
@@ -20,7 +20,6 @@ from mock_servers.woocommerce.domain.base import (
     loads_each,
     meta_of,
     money,
-    page_of,
     parse_money,
     parse_site_time,
     set_meta,
@@ -115,6 +114,15 @@ def get(store: Store, oid: int) -> dict[str, Any]:
     return views(store, [row(store, oid)])[0]
 
 
+def built(store: Store, ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The views of the orders `ids`, in id order."""
+    return views(store, sql.rows(store.session, Order, f"SELECT {COLUMNS} FROM woo_order o WHERE o.id IN "
+                                 f"({sql.marks(len(ids))}) ORDER BY o.id", ids))
+
+
+KEPT = "SELECT id FROM woo_order"  # no order's view follows the clock
+
+
 ORDERBY = {"date": "o.date_created {d}, o.id {d}", "id": "o.id {d}", "include": "o.id {d}",
            "title": "o.date_created {d}, o.id {d}", "slug": "o.id {d}"}
 
@@ -140,9 +148,8 @@ def listing(store: Store, f: dict[str, Any], page: int, per_page: int) -> tuple[
             where.append(f"o.date_created {op} ?")
             params.append(parse_site_time(key, f[key], store.zone).strftime("%Y-%m-%dT%H:%M:%SZ"))
     order = ORDERBY[f["orderby"]].format(d=f["order"].upper())
-    found, total = page_of(store.session, Order, COLUMNS, f"FROM woo_order o WHERE {' AND '.join(where)}", order,
-                           params, page, per_page)
-    return views(store, found), total
+    return kept.page(store, "order", "woo_order o", f"WHERE {' AND '.join(where)}", order, params, page, per_page,
+                     built)
 
 
 # ---- writes ----------------------------------------------------------------------------------

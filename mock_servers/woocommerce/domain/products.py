@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
-from mock_servers.woocommerce.domain import terms
+from mock_servers.woocommerce.domain import kept, terms
 from mock_servers.woocommerce.domain.base import (
     Store,
     drop_meta,
@@ -125,6 +125,17 @@ def get(store: Store, pid: int) -> dict[str, Any]:
     return views(store, [row(store, pid)])[0]
 
 
+def built(store: Store, ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The views of the products `ids`, in id order."""
+    return views(store, sql.rows(store.session, Product, f"SELECT {COLUMNS} FROM woo_product p WHERE p.id IN "
+                                 f"({sql.marks(len(ids))}) ORDER BY p.id", ids))
+
+
+# the products whose view does not follow the clock: not on a dated sale
+KEPT = ("SELECT id FROM woo_product WHERE sale_price IS NULL OR (date_on_sale_from IS NULL AND "
+        "date_on_sale_to IS NULL)")
+
+
 # ---- listing ---------------------------------------------------------------------------------
 
 ORDERBY = {
@@ -149,9 +160,8 @@ def listing(store: Store, f: dict[str, Any], page: int, per_page: int) -> tuple[
     price = price_sql(store.now_z)
     where, params = _filters(store, f, price)
     order = ORDERBY[f["orderby"]].format(d=f["order"].upper(), price=price)
-    found, total = page_of(store.session, Product, COLUMNS, f"FROM woo_product p WHERE {' AND '.join(where)}",
-                           order, params, page, per_page)
-    return views(store, found), total
+    return kept.page(store, "product", "woo_product p", f"WHERE {' AND '.join(where)}", order, params, page,
+                     per_page, built)
 
 
 def _filters(store: Store, f: dict[str, Any], price: str) -> tuple[list[str], list[Any]]:

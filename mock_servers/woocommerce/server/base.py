@@ -8,12 +8,14 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from sqlmodel import Session
 
+from loca.core.world import World
 from mock_servers.core.errors import ToolFailure, invalid
 from mock_servers.core.limits import MAX_INT
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import CellValue, Int
-from mock_servers.woocommerce.domain import Store
+from mock_servers.woocommerce.domain import Store, customers, kept, orders, products
 from mock_servers.woocommerce.domain.base import envelope
 
 PER_PAGE, MAX_PER_PAGE = 10, 100
@@ -22,8 +24,18 @@ MAX_BATCH = 100
 PAGING = (f"Paged: page (1-based) and perPage (default {PER_PAGE}, max {MAX_PER_PAGE}); the result has "
           "items, page, perPage, total and totalPages.")
 
+
+
+def keep_views(session: Session, world: World) -> None:
+    """A new world's prepare step: keep the views of its products, orders and customers."""
+    store = Store(session, world.clock.at(0), world.clock.zone)
+    for kind, module in (("product", products), ("order", orders), ("customer", customers)):
+        kept.keep(store, kind, module.KEPT, module.built)
+
+
 toolbox = Toolbox(
     "woocommerce", table_prefix="woo_", page_keys=("page", "perPage"),
+    snapshot_ignore={kept.TABLE: None}, prepare=keep_views,
     instructions=("WooCommerce store (REST API v3): products, categories, tags, reviews, orders, refunds, "
                   "customers, coupons, reports, shipping, taxes, settings, payment gateways and webhooks. Money "
                   "is 2-decimal strings; dates are site-local (date_created) and GMT (date_created_gmt). "

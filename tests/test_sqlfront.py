@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 import sqlglot
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlglot.parsers.bigquery import BigQueryParser
 
 from mock_servers.core.errors import ToolFailure
@@ -119,6 +121,19 @@ def test_exact_decimals_and_unsupported_functions(engine: Engine) -> None:
 ])
 def test_values_show_by_declared_type(value: object, kind: str, shown: object) -> None:
     assert sqltypes.show(value, sqltypes.from_text(kind)) == shown
+
+
+DATE_TEXTS = ["2024-01-05", "2024-02-30", "0000-01-01", "2024-1-05", "2024-01-05 00:00:00", "2024-W01-1",
+              "2024-01-0٥", "20240105", "2024-01-05\n2024-01-06", "", "  2024-01-05"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(DATE_TEXTS), st.dates().map(str), st.text(max_size=12),
+                          st.integers(), st.floats(allow_nan=False)), max_size=8))
+def test_a_date_column_shows_each_value_as_one_value_shows(values: list[object]) -> None:
+    """Including the whole-column shortcut for columns of `YYYY-MM-DD` texts."""
+    kind = sqltypes.from_text("DATE")
+    assert list(sqltypes.show.column(values, kind)) == [sqltypes.show(v, kind) for v in values]
 
 
 def test_date_functions_follow_the_calendar() -> None:

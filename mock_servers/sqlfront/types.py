@@ -12,6 +12,7 @@ computed decimals compare at that scale too. Precision beyond 15 significant dig
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -160,6 +161,17 @@ def _date(value: Any) -> Any:
     return _plain(value)
 
 
+_ISO_DATES = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}\n)*[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _dates_as_they_are(values: Sequence[Any]) -> bool:
+    """Whether `_date` shows every one of `values` as it is: each NULL or a `YYYY-MM-DD` text (a
+    valid date is written back the same, an invalid one kept). Checked in one match."""
+    texts = [v for v in values if v is not None]
+    return (set(map(type, texts)) <= {str} and set(map(len, texts)) <= {10}
+            and (not texts or _ISO_DATES.fullmatch("\n".join(texts)) is not None))
+
+
 def _timestamp(value: Any) -> Any:
     if isinstance(value, str):
         try:
@@ -245,6 +257,8 @@ class Display:
         if kind is not None and set(map(type, values)) <= _KEPT.get(kind.kind, set()):
             return values
         convert = self.converter(kind)
+        if convert is _date and _dates_as_they_are(values):
+            return values
         if kind is not None and kind.kind in ("int", "decimal"):
             exact = self.numbers(values, kind, convert)
             if exact is not None:

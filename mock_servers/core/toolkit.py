@@ -134,7 +134,7 @@ class Toolbox:
                  page_keys: tuple[str, str] | None = None,
                  snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None,
                  table_prefix: str | tuple[str, ...] | None = None,
-                 prepare: Callable[[Session, World], None] | None = None) -> None:
+                 prepare: Callable[[Session, World], object] | None = None) -> None:
         """`list_keys`: the keys under which this server's envelopes hold their lists (the
         output cap cuts there). `page_keys`: the envelopes' page-number and page-size keys, so
         that a page cut by the cap names the page that continues it. `snapshot_ignore`: table

@@ -32,6 +32,7 @@ from mock_servers.canvas.models.people import (
     CanvasConversationParticipant,
     CanvasCourse,
     CanvasEnrollment,
+    CanvasKept,
     CanvasNotification,
     CanvasUser,
 )
@@ -40,7 +41,7 @@ __all__ = [
     "CanvasAccount", "CanvasAccountReport", "CanvasAssignment", "CanvasCalendarEvent",
     "CanvasConversation", "CanvasConversationMessage", "CanvasConversationParticipant",
     "CanvasCourse", "CanvasDiscussionEntry", "CanvasDiscussionTopic", "CanvasEnrollment",
-    "CanvasFile", "CanvasFolder", "CanvasGrade", "CanvasModule", "CanvasModuleItem",
+    "CanvasFile", "CanvasFolder", "CanvasGrade", "CanvasKept", "CanvasModule", "CanvasModuleItem",
     "CanvasModuleProgress", "CanvasNotification", "CanvasPage", "CanvasQuiz", "CanvasQuizAnswer",
     "CanvasQuizQuestion", "CanvasQuizSubmission", "CanvasRubric", "CanvasRubricCriterion",
     "CanvasSubmission", "CanvasSubmissionFile", "CanvasUser",

@@ -3,7 +3,7 @@ conversations, notifications, calendar events and account reports."""
 
 from __future__ import annotations
 
-from sqlalchemy import Index, UniqueConstraint
+from sqlalchemy import DDL, Index, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
 
@@ -134,3 +134,33 @@ class CanvasAccountReport(SQLModel, table=True):
     status: str = "complete"
     created_at: str
     file_id: int | None = Field(default=None, foreign_key="canvas_file.id")
+
+
+class CanvasKept(SQLModel, table=True):
+    """A view kept as JSON text (`core.kept`): for kind `course`, a course's `Course` projection
+    up to the caller's enrollment (`{..., "teachers": [...], "enrollment":`)."""
+
+    __tablename__ = "canvas_kept"
+    kind: str = Field(primary_key=True)
+    id: int = Field(primary_key=True)
+    text: str
+
+
+_TEACHES = "type = 'TeacherEnrollment'"
+_DROP_COURSE = "DELETE FROM canvas_kept WHERE kind = 'course' AND id = {row}.course_id;"
+_DROP_TAUGHT = (f"DELETE FROM canvas_kept WHERE kind = 'course' AND id IN (SELECT course_id FROM canvas_enrollment "
+                f"WHERE user_id = OLD.id AND {_TEACHES});")
+# A course's kept text is made of its row, its teacher enrollments and those teachers' names and
+# e-mails: a change to any of them drops it. (trigger name, event, table, condition, body)
+for _name, _event, _table, _when, _body in (
+        ("course_update", "UPDATE", "canvas_course", "", _DROP_COURSE.replace("{row}.course_id", "OLD.id")),
+        ("course_delete", "DELETE", "canvas_course", "", _DROP_COURSE.replace("{row}.course_id", "OLD.id")),
+        ("teacher_insert", "INSERT", "canvas_enrollment", f"NEW.{_TEACHES}", _DROP_COURSE.format(row="NEW")),
+        ("teacher_update", "UPDATE", "canvas_enrollment", f"OLD.{_TEACHES} OR NEW.{_TEACHES}",
+         _DROP_COURSE.format(row="OLD") + " " + _DROP_COURSE.format(row="NEW")),
+        ("teacher_delete", "DELETE", "canvas_enrollment", f"OLD.{_TEACHES}", _DROP_COURSE.format(row="OLD")),
+        ("user_update", "UPDATE OF name, email", "canvas_user", "", _DROP_TAUGHT),
+        ("user_delete", "DELETE", "canvas_user", "", _DROP_TAUGHT)):
+    _condition = f" WHEN {_when}" if _when else ""
+    event.listen(SQLModel.metadata.tables[_table], "after_create",
+                 DDL(f"CREATE TRIGGER canvas_kept_{_name} AFTER {_event} ON {_table}{_condition} BEGIN {_body} END"))

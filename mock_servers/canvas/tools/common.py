@@ -12,9 +12,11 @@ from pydantic import Field
 from loca.core.clock import iso_z
 from mock_servers.canvas.domain.base import MAX_POINTS
 from mock_servers.canvas.domain.courses import (
+    KEPT,
     CourseAccess,
     course_access,
     is_student,
+    keep_heads,
     require_active,
     require_staff,
 )
@@ -35,7 +37,8 @@ toolbox = Toolbox(
                   f"logged-in user under Canvas's role rules. {PAGING}"),
     list_keys=("items", "messages", "entries", "students", "courses", "cards", "assignments",
                "criteria", "reports"),
-    snapshot_ignore={"canvas_user": frozenset({"last_login_at"})},
+    snapshot_ignore={"canvas_user": frozenset({"last_login_at"}), KEPT: None},
+    prepare=lambda session, _world: keep_heads(session),
 )
 
 

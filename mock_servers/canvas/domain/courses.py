@@ -23,7 +23,7 @@ from mock_servers.canvas.domain.base import (
     choice,
     insert,
     insert_many,
-    paged,
+    paged_ids,
     table,
     text,
     update_row,
@@ -70,10 +70,6 @@ class CourseSummary(NamedTuple):
     is_public: int
 
 
-class CourseId(NamedTuple):
-    id: int
-
-
 class Enrollment(NamedTuple):
     id: int
     course_id: int
@@ -84,7 +80,6 @@ class Enrollment(NamedTuple):
 
 COURSES = table(Course, "canvas_course")
 SUMMARIES = table(CourseSummary, "canvas_course")
-COURSE_IDS = table(CourseId, "canvas_course")
 KEPT = "canvas_kept"
 
 
@@ -384,16 +379,15 @@ def course_page(session: Session, listing: Listing, user_id: int, page: int,
                 per_page: int) -> dict[str, Any]:
     """One page of a course listing as `Course` projections with the user's enrollments: the
     page's ids in SQL, then each course's kept head (`course_heads`) with the enrollment."""
-    found = paged(session, listing._replace(table=COURSE_IDS), page, per_page, lambda rows: rows)
-    ids = [c.id for c in found["items"]]
-    heads = kept.texts(session, KEPT, "course", ids)
-    missing = [i for i in ids if i not in heads]
-    if missing:
-        heads |= course_heads(session, missing)
-    mine = own_enrollments(session, user_id, ids)
-    found["items"] = [orjson.Fragment(heads[i] + _enrollment_text(mine[i].type, mine[i].enrollment_state)
-                                      if i in mine else heads[i] + "null}") for i in ids]
-    return found
+    def render(ids: list[int]) -> list[Any]:
+        heads = kept.texts(session, KEPT, "course", ids)
+        missing = [i for i in ids if i not in heads]
+        if missing:
+            heads |= course_heads(session, missing)
+        mine = own_enrollments(session, user_id, ids)
+        return [orjson.Fragment(heads[i] + _enrollment_text(mine[i].type, mine[i].enrollment_state)
+                                if i in mine else heads[i] + "null}") for i in ids]
+    return paged_ids(session, listing, page, per_page, render)
 
 
 def course_brief(c: Course) -> dict[str, Any]:

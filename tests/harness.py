@@ -40,15 +40,13 @@ class ServerHarness:
 
 
 def table_rows(state_path: object) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table of a world's state, in rowid order; the audit log left out (it
-    records every call, failed ones included)."""
+    """Every row of every table of a world's state, in rowid order."""
     import sqlite3
 
     conn = sqlite3.connect(str(state_path))
     try:
         tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name != 'core_audit' ORDER BY name")]
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         return {t: conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall() for t in tables}
     finally:
         conn.close()

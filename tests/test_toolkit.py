@@ -189,7 +189,7 @@ def test_an_allow_list_is_checked_against_every_tool_whatever_the_filter(make_wo
 def _audit_rows(runtime: ServerRuntime) -> list[tuple]:
     import sqlite3
 
-    conn = sqlite3.connect(runtime.world.state_path)
+    conn = sqlite3.connect(runtime.db.audit_path)
     try:
         return conn.execute("SELECT server, tool, arguments, is_error, output_chars, duration_ms "
                             "FROM core_audit ORDER BY seq").fetchall()
@@ -217,6 +217,22 @@ def test_every_call_is_audited_once_in_process_and_over_mcp(runtime):
     assert rows[0][0] == "demo" and json.loads(rows[0][2]) == {"count": 3}
     assert rows[0][4] == len(ok.text) and rows[1][4] == len(bad.text)
     assert all(r[5] >= 0 for r in rows)
+
+
+def test_the_audit_log_is_a_file_of_its_own_so_a_read_leaves_the_state_untouched(runtime):
+    """Appending to the state's file would make every connection to it drop its page cache."""
+    from pathlib import Path
+
+    def state_files() -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in Path(runtime.world.root).glob("state.sqlite*")}
+
+    run(runtime.call("demo_echo", {"count": 1}))
+    before = state_files()
+    for count in range(2, 6):
+        run(runtime.call("demo_echo", {"count": count}))
+    assert state_files() == before
+    assert [json.loads(r[2])["count"] for r in _audit_rows(runtime)] == [1, 2, 3, 4, 5]
+    assert runtime.db.audit_path.parent == runtime.world.root
 
 
 def test_the_audit_log_is_no_side_effect_and_keeps_odd_arguments(runtime):

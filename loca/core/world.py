@@ -1,5 +1,6 @@
 """The world directory: `world.json`, `state.sqlite`, `workspace/`, `truth/` (and a private
-`scratch/` for the servers). Everything needed to serve, replay or re-check an episode."""
+`scratch/` for the servers, and `audit.sqlite`, their log of an agent's calls). Everything
+needed to serve, replay or re-check an episode."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from loca.core.clock import VirtualClock, parse_instant
 
 WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"
+AUDIT_FILE = "audit.sqlite"  # beside the state: logging a call leaves the state's file untouched
 INSTRUCTION_FILE = "instruction.txt"  # the task as given to external agents (outside workspace/)
 
 

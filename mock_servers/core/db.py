@@ -12,10 +12,20 @@ from sqlalchemy import event, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine
 
+from loca.core.world import AUDIT_FILE
 from mock_servers.core.watchdog import WATCHDOG
 
 _WRITE = "loca_write"
 _PROGRESS_STEPS = 20_000  # SQLite VM steps between checks of the call's budget
+# The audit log (servers.md §1.12): one row per tool call, whatever the transport; never
+# visible to the agent; what counts tool calls and nested calls. It lives in its own file: a
+# row appended to the state's file would make every connection to it drop its page cache.
+_AUDIT_TABLE = ("CREATE TABLE IF NOT EXISTS core_audit (seq INTEGER PRIMARY KEY, server TEXT NOT NULL, "
+                "tool TEXT NOT NULL, "
+                "arguments TEXT NOT NULL, "  # JSON, ASCII-escaped, at most toolkit.AUDIT_ARGUMENT_CHARS
+                "is_error INTEGER NOT NULL, output_chars INTEGER NOT NULL, "
+                "parent_call_id TEXT, "  # the call whose code made this one (programmatic calls)
+                "duration_ms REAL NOT NULL)")
 _AUDIT_INSERT = ("INSERT INTO core_audit (server, tool, arguments, is_error, output_chars, parent_call_id, "
                  "duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
 
@@ -86,13 +96,20 @@ class Database:
                 session.rollback()
                 raise
 
+    @property
+    def audit_path(self) -> Path:
+        return self.path.with_name(AUDIT_FILE)
+
     def audit(self, row: tuple[Any, ...]) -> None:
         """Append one `core_audit` row (server, tool, arguments, is_error, output_chars,
-        parent_call_id, duration_ms) in its own short transaction, on a connection of its own."""
+        parent_call_id, duration_ms) to the audit log beside the state, in its own short
+        transaction."""
         if self._audit is None:
-            self._audit = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._audit = sqlite3.connect(self.audit_path, isolation_level=None, check_same_thread=False)
             self._audit.execute("PRAGMA busy_timeout=5000")
+            self._audit.execute("PRAGMA journal_mode=WAL")
             self._audit.execute("PRAGMA synchronous=NORMAL")
+            self._audit.execute(_AUDIT_TABLE)
         self._audit.execute(_AUDIT_INSERT, row)
 
     def dispose(self) -> None:

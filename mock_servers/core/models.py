@@ -28,19 +28,3 @@ class LoginSession(SQLModel, table=True):
     __tablename__ = "core_session"
     server: str = Field(primary_key=True)
     principal_id: int | None = None
-
-
-class AuditCall(SQLModel, table=True):
-    """One row per tool call, whatever the transport: what the agent asked and how it went.
-    Written after the call's own transaction; never visible to the agent; what counts tool calls
-    and nested calls."""
-
-    __tablename__ = "core_audit"
-    seq: int | None = Field(default=None, primary_key=True)
-    server: str
-    tool: str
-    arguments: str  # JSON, ASCII-escaped, at most AUDIT_ARGUMENT_CHARS
-    is_error: bool
-    output_chars: int
-    parent_call_id: str | None = None  # the call whose code made this one (programmatic calls)
-    duration_ms: float

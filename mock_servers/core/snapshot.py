@@ -21,7 +21,7 @@ from loca.core.world import World, table_digest, tables
 # table -> ignored columns (None: the whole table)
 Ignored = Mapping[str, frozenset[str] | None]
 CORE_IGNORED: dict[str, frozenset[str] | None] = {
-    "core_clock": None, "core_claim": None, "core_session": None, "core_audit": None}
+    "core_clock": None, "core_claim": None, "core_session": None}
 
 
 class TableState(BaseModel):

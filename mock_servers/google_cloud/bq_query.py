@@ -11,14 +11,13 @@ from sqlglot import exp
 
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid
-from mock_servers.core.output import items_that_fit
+from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
 from mock_servers.google_cloud import base, bq_functions, bq_store, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, Rows, Statement, parse
 from mock_servers.sqlfront.names import name_parts
-from mock_servers.sqlfront.output import envelope_json, rows_json
 
 DIALECT = "bigquery"
 RUNS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE"})
@@ -122,13 +121,12 @@ def dry_run(call: Call, text: str) -> dict[str, Any]:
 
 
 def _fit(envelope: dict[str, Any], rows: Rows, cap: int) -> dict[str, Any] | str:
-    """The envelope with `rows`: its JSON text, built without a dict per row, when it fits the
-    output cap (the toolkit sends a text that fits as it is), else with the rows that fit and
-    a notice."""
-    text = envelope_json(envelope, "rows", rows_json(rows.columns, rows.rows))
+    """The envelope with `rows`: its JSON text when it fits the output cap (the toolkit sends a
+    text that fits as it is), else with the rows that fit and a notice."""
+    data = [dict(zip(rows.columns, row)) for row in rows.rows]
+    text = dump_json({**envelope, "rows": data})
     if len(text) <= cap:
         return text
-    data = [dict(zip(rows.columns, row)) for row in rows.rows]
 
     def render(k: int) -> dict[str, Any]:
         return {**envelope, "rows": data[:k], "has_more": True, "notice": _CAP_NOTICE.format(k)}

@@ -20,8 +20,7 @@ from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.snowflake import catalog, statements
 from mock_servers.snowflake.catalog import SnowflakeCatalog
-from mock_servers.sqlfront import Engine, Rows, Statement, parse
-from mock_servers.sqlfront.output import envelope_json, rows_json
+from mock_servers.sqlfront import Engine, Statement, parse
 
 DIALECT = "snowflake"
 MAX_ROWS = 10_000
@@ -109,24 +108,15 @@ def describe_table(call: Call, table_name: Annotated[str, Field(
     return {"table": table, "data": columns}
 
 
-def _rows(data: list[dict[str, Any]], truncated: bool = False, cap: int | None = None) -> dict[str, Any]:
-    """The result envelope; rows past the output cap are left out as if a limit had cut them."""
-    whole = {"data": data, "row_count": len(data), "truncated": truncated}
-    if cap is None or len(dump_json(whole)) <= cap:
-        return whole
+def _rows(data: list[dict[str, Any]], truncated: bool, cap: int) -> dict[str, Any] | str:
+    """The result envelope (its JSON text when it fits the output cap, which the toolkit sends
+    as it is); rows past the cap are left out as if a limit had cut them."""
+    text = dump_json({"data": data, "row_count": len(data), "truncated": truncated})
+    if len(text) <= cap:
+        return text
     fit = items_that_fit(len(data), lambda k: {"data": data[:k], "row_count": k, "truncated": True,
                                                "notice": _CAP_NOTICE.format(k)}, cap)
     return {"data": data[:fit], "row_count": fit, "truncated": True, "notice": _CAP_NOTICE.format(fit)}
-
-
-def _result(rows: Rows, cap: int) -> dict[str, Any] | str:
-    """A query's envelope: its JSON text, built without a dict per row, when it fits the output
-    cap (the toolkit sends a text that fits as it is), else `_rows` of the rows that fit."""
-    envelope = {"data": [], "row_count": len(rows.rows), "truncated": rows.truncated}
-    text = envelope_json(envelope, "data", rows_json(rows.columns, rows.rows))
-    if len(text) <= cap:
-        return text
-    return _rows([dict(zip(rows.columns, row)) for row in rows.rows], rows.truncated, cap)
 
 
 @toolbox.tool(rw="read", core=True, narrow_hint="add a LIMIT or a WHERE clause, or select fewer columns")
@@ -147,10 +137,11 @@ def read_query(call: Call, query: Query) -> dict[str, Any] | str:
         columns = statements.describe(call.session, cat, statement.tree.this)
         return _rows([{"name": c["COLUMN_NAME"], "type": c["DATA_TYPE"], "kind": "COLUMN",
                        "null?": "Y" if c["IS_NULLABLE"] == "YES" else "N", "default": c["COLUMN_DEFAULT"],
-                       "comment": c["COMMENT"]} for c in columns])
+                       "comment": c["COMMENT"]} for c in columns], False, call.max_output_chars)
     if statement.kind != "SELECT":
         raise invalid(f"{statement.kind} changes data: use write_query")
-    return _result(_engine(call, cat).read(statement, MAX_ROWS), call.max_output_chars)
+    rows = _engine(call, cat).read(statement, MAX_ROWS)
+    return _rows([dict(zip(rows.columns, row)) for row in rows.rows], rows.truncated, call.max_output_chars)
 
 
 def _write(call: Call, statement: Statement) -> dict[str, Any]:

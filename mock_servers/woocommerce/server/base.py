@@ -25,7 +25,6 @@ PAGING = (f"Paged: page (1-based) and perPage (default {PER_PAGE}, max {MAX_PER_
           "items, page, perPage, total and totalPages.")
 
 
-
 def keep_views(session: Session, world: World) -> None:
     """A new world's prepare step: keep the views of its products, orders and customers."""
     store = Store(session, world.clock.at(0), world.clock.zone)

@@ -51,7 +51,7 @@ def prepare_world(world: World, servers: list[str]) -> None:
     steps = [step for server in dict.fromkeys(servers) if (step := load_toolbox(server).prepare) is not None]
     if not steps:
         return
-    db = Database(world.state_path, building=True)
+    db = Database(world.state_path)
     try:
         with db.write() as session:
             for step in steps:

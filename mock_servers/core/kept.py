@@ -10,21 +10,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-import orjson
 from sqlmodel import Session
 
 from mock_servers.core import sql
-
-
-def json_text(obj: Any) -> str | None:
-    """`obj` as `output.dump_json` writes it with orjson; None for what orjson refuses (which
-    `dump_json` writes with the json module: such an item is not kept)."""
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return None
 
 
 def texts(session: Session, table: str, kind: str, ids: Sequence[int]) -> dict[int, str]:

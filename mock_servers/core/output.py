@@ -11,16 +11,24 @@ import orjson
 from mock_servers.core import paging
 
 
+def orjson_text(obj: Any) -> str | None:
+    """`obj` as `dump_json` writes it with orjson; None for what orjson refuses."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return None
+
+
 def dump_json(obj: Any) -> str:
     """Compact, UTF-8, key order as built; non-string keys as strings. Written by orjson; what
     it refuses (an integer beyond 64 bits, a lone surrogate, a float subclass) by the json
     module, which writes the same text except that floats under 1e-4 keep Python's exponent
     form there (`1e-05`, where orjson writes `0.00001`). JSON has no NaN: a non-finite float
     is null (tool arguments refuse them, and SQLite stores them as NULL)."""
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
+    text = orjson_text(obj)
+    if text is None:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text
 
 
 def _truncate_strings(obj: Any, limit: int) -> Any:

@@ -130,7 +130,7 @@ def fetch_one(session: Session, tbl: Table, where: str, params: Sequence[Any]) -
 
 
 def paged(session: Session, listing: Listing, page: int, per_page: int,
-          render: Callable[[list[Any]], list[Any]]) -> dict[str, Any]:
+          render: Callable[[list[Any]], list[dict[str, Any]]]) -> dict[str, Any]:
     """`{items,page,per_page,total,has_more}`, the page read in SQL."""
     tbl, where, order, params = listing
     rows, total = paging.fetch_page(

@@ -341,14 +341,15 @@ def _shared_view(c: Course | CourseSummary, teachers: list[dict[str, Any]]) -> d
             "is_public": bool(c.is_public), "teachers": teachers}
 
 
-def _enrollment(e: Enrollment | None) -> dict[str, Any] | None:
-    return None if e is None else {"type": e.type, "enrollment_state": e.enrollment_state}
+def _enrollment(kind: str, state: str) -> dict[str, Any]:
+    """The caller's enrollment as a `Course` projection shows it."""
+    return {"type": kind, "enrollment_state": state}
 
 
 @lru_cache(maxsize=64)
 def _enrollment_text(kind: str, state: str) -> str:
-    """The JSON of an enrollment's projection, with the `}` that closes its course."""
-    return dump_json(_enrollment(Enrollment(0, 0, 0, kind, state))) + "}"
+    """The JSON of `_enrollment`, with the `}` that closes its course."""
+    return dump_json(_enrollment(kind, state)) + "}"
 
 
 def course_views(session: Session, courses: Sequence[Course | CourseSummary],
@@ -356,7 +357,9 @@ def course_views(session: Session, courses: Sequence[Course | CourseSummary],
     """`Course` projections with teachers (one query per batch) and the caller's enrollment
     from `mine` (course id -> enrollment)."""
     teachers = teachers_of(session, [c.id for c in courses])
-    return [{**_shared_view(c, teachers[c.id]), "enrollment": _enrollment(mine.get(c.id))} for c in courses]
+    return [{**_shared_view(c, teachers[c.id]),
+             "enrollment": _enrollment(e.type, e.enrollment_state) if (e := mine.get(c.id)) else None}
+            for c in courses]
 
 
 def course_heads(session: Session, ids: Sequence[int]) -> dict[int, str]:

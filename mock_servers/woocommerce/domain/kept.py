@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from mock_servers.core import kept, paging, sql
+from mock_servers.core.output import orjson_text
 from mock_servers.woocommerce.domain.base import Store
 
 TABLE = "woo_kept"
@@ -40,9 +41,9 @@ def page(store: Store, kind: str, source: str, where: str, order: str, params: S
 
 
 def keep(store: Store, kind: str, ids_query: str, build: Build) -> int:
-    """Keep the texts of the items `ids_query` selects (their views must not follow the clock);
-    how many were kept."""
+    """Keep the texts of the items `ids_query` selects (their views must not follow the clock;
+    one that orjson refuses, written by the json module, is not kept); how many were kept."""
     ids = [found[0] for found in sql.run(store.session, ids_query).fetchall()]
-    return sum(kept.put(store.session, TABLE, kind, ((view["id"], kept.json_text(view))
+    return sum(kept.put(store.session, TABLE, kind, ((view["id"], orjson_text(view))
                                                      for view in build(store, ids[start:start + CHUNK])))
                for start in range(0, len(ids), CHUNK))

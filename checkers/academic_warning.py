@@ -10,16 +10,15 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
-from checkers import kit
 from checkers.kit import SHOWN, Checks, Context, header, keys, order_as_truth, read_table
 from checkers.normalize import N, S, Si
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.academic_warning import CRITICAL_KEY, EXACT, KNOWN, LOG, REPORT, TASK
 from mock_servers.core.snapshot import Snapshot
 
 STUDENT_ID = re.compile(r"(?<![A-Za-z0-9])S\d{5}(?!\d)")
 TOLERANCES = {"score": Decimal("0.001"), "hist_avg": Decimal("0.0051"), "drop_ratio": Decimal("0.000051")}
-_SIDE_EFFECTS = kit.no_side_effects(TASK)
 
 
 def _close(got: Any, want: str, tolerance: Decimal) -> bool:
@@ -109,20 +108,6 @@ def no_extra_logs(ctx: Context) -> str:
     return f"{len(entries)} entries in {LOG}, all CRITICAL, about critical students only"
 
 
-def no_side_effects(ctx: Context) -> str:
-    """Only the report and the exam log changed: no entries in other logs, the dataset as it was."""
-    before = Snapshot.model_validate(ctx.world.read_truth("snapshot.json")).tables["log_entry"].max_rowid
-    conn = sqlite3.connect(f"file:{ctx.world.state_path}?mode=ro", uri=True)
-    try:
-        elsewhere = [r[0] for r in conn.execute("SELECT DISTINCT log_name FROM log_entry WHERE rowid > ? AND "
-                                                "log_name != ? ORDER BY log_name", (before, LOG))]
-    finally:
-        conn.close()
-    if elsewhere:
-        raise CheckFailed(f"entries written to other logs: {elsewhere}")
-    return _SIDE_EFFECTS(ctx)
-
-
 CHECKS = Checks(
     TASK,
     header=header(REPORT),
@@ -131,5 +116,5 @@ CHECKS = Checks(
     order=order_as_truth(REPORT),
     critical_logs=critical_logs,
     no_extra_logs=no_extra_logs,
-    no_side_effects=no_side_effects,
+    no_side_effects=no_side_effects(TASK),
 )

@@ -1,5 +1,5 @@
-"""Checker of apply_phd_email: the messages the student sent (`checkers.mail`: new rows of the
-Sent folder since the snapshot), each ZIP read from the stored attachment bytes and compared
+"""Checker of apply_phd_email: the messages the student sent (`checkers.mail`: what the mail
+system transferred since the snapshot), each ZIP read from the attachment bytes as sent and compared
 with the tree its professor asked for, plus no side effects. OS metadata entries
 (`__MACOSX/`, `.DS_Store`, `._*`, `Thumbs.db`, `desktop.ini`) are ignored everywhere."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import sqlite3
 import zipfile
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +16,12 @@ from typing import Any
 from pypdf import PdfReader
 
 from checkers import mail as mail_checks
-from checkers.kit import SHOWN, Checks, Context, fail_on, no_side_effects
+from checkers.kit import SHOWN, Checks, Context, fail_on
 from checkers.mail import SentMessage, sent_mail
 from checkers.normalize import E, S
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.apply_phd_email import SUBMISSION, TASK
-from mock_servers.core.db import Database
 from mock_servers.email import domain as mail
 
 METADATA_FILES = {".DS_Store", "Thumbs.db", "desktop.ini"}
@@ -31,15 +32,14 @@ _WS = re.compile(r"\s+")
 
 
 def _attachments(ctx: Context, message: SentMessage) -> list[mail.Attachment]:
-    """The attachments of a sent message, with their bytes (memoised)."""
+    """The attachments of a sent message, with their bytes, as sent (memoised)."""
 
     def read() -> list[mail.Attachment]:
-        db = Database(ctx.world.state_path, readonly=True)
+        conn = sqlite3.connect(f"file:{ctx.world.state_path}?mode=ro", uri=True)
         try:
-            with db.read() as session:
-                return mail.attachments_of(session, message.id)
+            return mail.transfer_attachments(conn, message.id)
         finally:
-            db.dispose()
+            conn.close()
 
     found: list[mail.Attachment] = ctx.memo(("attachments", message.id), read)
     return found

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import date, time
 
-from checkers.kit import Checks, Context, header, keys, no_side_effects, read_table, values
+from checkers.kit import Checks, Context, header, keys, read_table, values
 from checkers.normalize import S, Si, as_date, as_time, is_tbd
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.canvas_arrange_exam import SCHEDULE, TASK
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from checkers.kit import CheckFn, Checks, Context, header, keys, no_side_effects, order_as_truth, values
+from checkers.kit import CheckFn, Checks, Context, header, keys, order_as_truth, values
 from checkers.normalize import S, T
+from checkers.side_effects import no_side_effects
 from envs.canvas_list_test import ASSIGNMENTS, DEADLINE, QUIZZES, TASK
 from loca.core.outputs import TableFile
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from openpyxl import load_workbook
 
-from checkers.kit import SHOWN, AgentTable, Checks, Context, no_side_effects, read_table
+from checkers.kit import SHOWN, AgentTable, Checks, Context, read_table
 from checkers.normalize import I, N, S
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.excel_market_research import HEADER_KEY, REPORT, ROWS_KEY, TASK
 
@@ -113,9 +114,22 @@ def target_growth(ctx: Context) -> str:
     return _growth_cells(ctx, [len(header_cells) - 1], "target growth")
 
 
+def _formulas(ctx: Context) -> list[str]:
+    """The cells of the report's sheet below the header that hold a formula (cached value or
+    not), as `A1` references."""
+    path = ctx.world.workspace / REPORT.file
+    wb = load_workbook(io.BytesIO(path.read_bytes()), read_only=True)
+    try:
+        ws = wb[REPORT.sheet] if REPORT.sheet in wb.sheetnames else wb.worksheets[0]
+        return [cell.coordinate for row in ws.iter_rows(min_row=2) for cell in row
+                if getattr(cell, "data_type", None) == "f"]
+    finally:
+        wb.close()
+
+
 def stored_values(ctx: Context) -> str:
-    """Every growth cell of every data row is a number as stored (no text, no formula without a
-    cached value)."""
+    """Every growth cell of every data row is a number stored as a value: no text, no formula
+    (with or without a cached value)."""
     header_cells, _ = _truth(ctx)
     wrong = []
     for row in _table(ctx).rows:
@@ -125,7 +139,9 @@ def stored_values(ctx: Context) -> str:
                 wrong.append(f"row {row[0]!r} column {j + 1}: {cell!r}")
     if wrong:
         raise _failed(f"{len(wrong)} growth cells are not stored numbers", wrong)
-    return "every growth cell is a stored number"
+    if formulas := _formulas(ctx):
+        raise _failed(f"{len(formulas)} cells hold formulas, not values", formulas)
+    return "every growth cell is a number stored as a value"
 
 
 CHECKS = Checks(

@@ -8,23 +8,23 @@ from __future__ import annotations
 import csv
 import io
 import re
+import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from checkers.kit import SHOWN, Checks, Context, fail_on, set_problems
-from checkers.mail import mailbox, one_each, recipients, sent_mail
-from checkers.normalize import E, S
+from checkers.kit import SHOWN, Checks, Context, set_problems
+from checkers.mail import SentMessage, message_problems, one_each, paired, recipients
+from checkers.normalize import S
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.filter_low_selling_products import (
-    CATEGORIES,
-    LINKS,
     MAIL,
     MOVED,
+    NEWSLETTER,
     OUTLET,
     PRICE,
     PRODUCT,
-    PRODUCTS,
     PROMO,
     RATIO,
     REPORT,
@@ -32,8 +32,7 @@ from envs.filter_low_selling_products import (
     TASK,
 )
 from loca.core.world import World
-from mock_servers import snapshot_ignore
-from mock_servers.core import snapshot, sql
+from mock_servers.core import sql
 from mock_servers.core.db import Database
 from mock_servers.email import domain as mail
 from mock_servers.woocommerce.domain import products as woo_products
@@ -42,11 +41,7 @@ from mock_servers.woocommerce.domain.base import Store
 
 MONEY = re.compile(r"\d+\.\d{2}")
 PERCENT = re.compile(r"(\d+\.\d{3})%")
-PLACEHOLDER = re.compile(r"\{\s*\w+\s*\}")  # {name}, {{ name }}; not CSS rules in an HTML body
 RATIO_TOLERANCE = Decimal("0.001")  # percentage points
-# Judged by category, membership and products_untouched, by what the tools show: a product's tags and
-# images written back unchanged are new rows with the same content.
-JUDGED = (PRODUCTS.table, LINKS.table, CATEGORIES.table, "woo_product_tag", "woo_image")
 ALL = 1_000_000
 
 
@@ -228,83 +223,36 @@ def recipients_once(ctx: Context) -> str:
     return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
 
 
-def _attachments(world: World, message_ids: list[int]) -> dict[int, list[mail.Attachment]]:
-    """The attachments of each message, with their bytes."""
-    db = Database(world.state_path, readonly=True)
+def _attachments(world: World, message: SentMessage) -> list[mail.Attachment]:
+    """The attachments of a sent message, with their bytes, as sent."""
+    conn = sqlite3.connect(f"file:{world.state_path}?mode=ro", uri=True)
     try:
-        with db.read() as session:
-            return {i: mail.attachments_of(session, i) for i in message_ids}
+        return mail.transfer_attachments(conn, message.id)
     finally:
-        db.dispose()
+        conn.close()
 
 
 def email_content(ctx: Context) -> str:
-    """Every message has the template's subject (`S`), no `{...}` placeholder left, the
-    subscriber's name in the body, and exactly one attachment, named `discount_products.csv`,
-    that is the right report."""
-    subject = ctx.truth["subject"]
-    names = {E(entry["to"]): entry["name"] for entry in ctx.answer(MAIL)}
+    """Every message to a subscriber is the template filled in for them (its first line as the
+    subject, the rest word for word with their name, no placeholder left) with exactly one
+    attachment, named `discount_products.csv`, that is the right report."""
     expected = ctx.answer(REPORT.file)
     wrong: list[str] = []
-    sent = sent_mail(ctx)
-    attached = _attachments(ctx.world, [m.id for m in sent])
-    for m in sent:
-        who = ", ".join(m.recipients)
-        if S(m.subject) != S(subject):
-            wrong.append(f"to {who}: subject {m.subject!r}, expected {subject!r}")
-        left = PLACEHOLDER.search(f"{m.subject}\n{m.text}")
-        if left:
-            wrong.append(f"to {who}: a placeholder is left: {left[0]!r}")
-        missing = [names[a] for a in m.recipients if a in names and S(names[a]) not in S(m.text)]
-        if missing:
-            wrong.append(f"to {who}: the body does not name {missing}")
-        files = attached[m.id]
+    pairs = paired(ctx, MAIL, NEWSLETTER)
+    if not pairs and ctx.answer(MAIL):
+        raise CheckFailed("no message went to a subscriber to mail: nothing to judge")
+    for entry, m in pairs:
+        problems = message_problems(ctx, NEWSLETTER, entry, m)
+        files = _attachments(ctx.world, m)
         if [f.filename for f in files] != [REPORT.file]:
-            wrong.append(f"to {who}: attachments {[f.filename for f in files]}, expected [{REPORT.file!r}]")
-        elif problems := table_problems(files[0].data, expected):
-            wrong.append(f"to {who}: the attached {REPORT.file}: {'; '.join(problems)}")
+            problems.append(f"attachments {[f.filename for f in files]}, expected [{REPORT.file!r}]")
+        elif found := table_problems(files[0].data, expected):
+            problems.append(f"the attached {REPORT.file}: {'; '.join(found)}")
+        if problems:
+            wrong.append(f"to {entry['to']}: {'; '.join(problems)}")
     if wrong:
         raise CheckFailed(f"{len(wrong)} problems: {_show(wrong)}")
-    return f"all {len(sent)} messages have the subject, the name, no placeholder and the right CSV"
-
-
-# ---------------------------------------------------------------- the rest of the world
-
-def _other_mail(world: World, after: int) -> list[str]:
-    """New message copies that are neither the admin's Sent copies nor deliveries of them."""
-    db = Database(world.state_path, readonly=True)
-    try:
-        with db.read() as session:
-            account = mail.find_account(session, mailbox(world))
-            folder = mail.find_folder(session, account.id, mail.SENT) if account else None
-            if account is None or folder is None:
-                raise CheckFailed(f"the mailbox {mailbox(world)} or its {mail.SENT} folder is gone")
-            found = sql.run(session, "SELECT id, account_id, folder_id, message_id, subject FROM email_message "
-                                     "WHERE id > ? ORDER BY id", (after,)).fetchall()
-    finally:
-        db.dispose()
-    sent = {row[3] for row in found if (row[1], row[2]) == (account.id, folder.id)}
-    return [f"{row[4]!r}" for row in found if row[3] not in sent]
-
-
-def no_side_effects(ctx: Context) -> str:
-    """Nothing changed but the task's writable set: the store's other tables, the existing
-    categories (but their product counts), the mailboxes (no mail but the sent newsletters and
-    their deliveries, no draft), `subscriber.json`, the template and the credentials file."""
-    before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
-    rest = before.model_copy(update={"tables": {k: v for k, v in before.tables.items() if k not in JUDGED}})
-    problems = snapshot.changes(ctx.world, rest, snapshot_ignore(list(TASK.servers.values())),
-                                exclude_files=TASK.writable_files, growable=(*TASK.growable_tables, *JUDGED))
-    now = {c["id"]: c for c in store(ctx).categories}
-    changed = [old["name"] for old in generated(ctx)["categories"]
-               if {k: v for k, v in now.get(old["id"], {}).items() if k != "count"} != old]
-    if changed:
-        problems.append(f"existing categories changed or deleted: {_show(changed)}")
-    other = _other_mail(ctx.world, before.tables["email_message"].max_rowid)
-    if other:
-        problems.append(f"mail other than the sent newsletters: {_show(other)}")
-    fail_on(problems)
-    return "nothing outside the task's writable set changed"
+    return f"all {len(pairs)} messages are the filled template with the right CSV"
 
 
 CHECKS = Checks(
@@ -315,5 +263,5 @@ CHECKS = Checks(
     csv=csv_file,
     recipients=recipients_once,
     email_content=email_content,
-    no_side_effects=no_side_effects,
+    no_side_effects=no_side_effects(TASK),
 )

@@ -26,8 +26,6 @@ from checkers.verdict import CheckFailed, Verdict, run_check
 from loca.core.outputs import TableFile
 from loca.core.task import TaskSpec
 from loca.core.world import World
-from mock_servers import snapshot_ignore
-from mock_servers.core import snapshot
 
 CheckFn = Callable[["Context"], str]
 Compare = Callable[[Any, Any], bool]
@@ -252,18 +250,3 @@ def fail_on(problems: list[str]) -> None:
     """Fail the check with the first `SHOWN` of `problems`, if there are any."""
     if problems:
         raise CheckFailed("; ".join(problems[:SHOWN]) + (" ..." if len(problems) > SHOWN else ""))
-
-
-def no_side_effects(spec: TaskSpec) -> CheckFn:
-    """Nothing changed but the task's writable set: rows that existed are unchanged and still
-    there; new rows only where the task's outputs add them; workspace input files unchanged
-    (new scratch files are allowed). Read flags, sessions and the clock are ignored."""
-
-    def check(ctx: Context) -> str:
-        before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
-        problems = snapshot.changes(ctx.world, before, snapshot_ignore(list(spec.servers.values())),
-                                    exclude_files=spec.writable_files, growable=spec.growable_tables)
-        fail_on(problems)
-        return "nothing outside the task's writable set changed"
-
-    return check

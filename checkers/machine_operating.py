@@ -1,12 +1,14 @@
 """Checker of machine_operating: the uploaded object and the workspace CSV, the report against
-ground truth, plus no side effects (the table unchanged, no bucket or object but the report's)."""
+ground truth, plus no side effects (the table unchanged, no bucket or object but the report's:
+the footprint lets only bucket `iot_anomaly_reports` and its object `anomaly_report.csv` appear)."""
 
 from __future__ import annotations
 
 import re
 import sqlite3
 
-from checkers.kit import Checks, Context, header, keys, no_side_effects, order_as_truth, read_table, values
+from checkers.kit import Checks, Context, header, keys, order_as_truth, read_table, values
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.machine_operating import BUCKET, OBJECT, REPORT, TASK
 
@@ -64,16 +66,6 @@ def rows(ctx: Context) -> str:
     return keys(REPORT)(ctx)
 
 
-def only_the_report(ctx: Context) -> str:
-    """The generic diff (table, workbook, existing state unchanged), and no bucket or object
-    besides the report's."""
-    others = sorted(f"{bucket}/{name}" for bucket, name in _objects(ctx)
-                    if not (bucket == BUCKET and name in ("", OBJECT)))
-    if others:
-        raise CheckFailed(f"buckets or objects besides {BUCKET}/{OBJECT}: {others[:5]}")
-    return no_side_effects(TASK)(ctx)
-
-
 CHECKS = Checks(
     TASK,
     uploaded=uploaded,
@@ -82,5 +74,5 @@ CHECKS = Checks(
     rows=rows,
     values=values(REPORT),
     order=order_as_truth(REPORT),
-    no_side_effects=only_the_report,
+    no_side_effects=no_side_effects(TASK),
 )

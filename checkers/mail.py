@@ -1,35 +1,39 @@
-"""Mail the agent sent, found by diffing the world against the snapshot frozen at generation:
-the rows added to the Sent folder of the agent's own account (`world.meta.accounts["email"]
-["address"]`). Shared by the tasks whose output is `SentMail`; their answer entry lists one
-expected message per recipient, each a dict with at least `to` (the address):
+"""Mail the agent sent, as the mail system transferred it (`email_transfer`: every message sent
+through the tools since the snapshot, whatever became of its copies), and the checks of a
+`SentMail` output. Its answer entry lists one expected message each: a dict with `to` (the
+address) and, as the output asks, `subject`, `fill` (the template's values by placeholder) and
+`ids` (the entity ids the message names):
 
-    CHECKS = Checks(TASK, recipients=recipients("mail"), one_each=one_each("mail"),
-                    subject=subject(REMINDER), ...)"""
+    CHECKS = Checks(TASK, recipients=recipients("mail"), one_each=one_each("mail", OUT),
+                    content=content("mail", OUT), ...)"""
 
 from __future__ import annotations
 
-import html
 import re
+import sqlite3
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from checkers.kit import SHOWN, CheckFn, Context
-from checkers.normalize import E, Si
+from checkers.normalize import E, S, Si
+from checkers.template import Filled, html_text
 from checkers.verdict import CheckFailed
-from loca.core.outputs import SentMail
-from loca.core.world import World
-from mock_servers.core import snapshot, sql
-from mock_servers.core.db import Database
+from loca.core.outputs import SentMail, fill
+from loca.core.world import INPUTS, World
+from mock_servers.core import snapshot
 from mock_servers.email import domain
 
-_TAG = re.compile(r"<[^>]*>")
+Entry = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class SentMessage:
-    """One message the agent sent, as its Sent copy holds it."""
+    """One message the agent sent, as it was sent."""
 
-    id: int
+    id: int  # its transfer's id
+    sender: str
     subject: str
     body: str
     html_body: str | None
@@ -49,10 +53,14 @@ class SentMessage:
         return E(self.to[0]) if len(self.recipients) == 1 and len(self.to) == 1 else None
 
     @property
+    def bodies(self) -> tuple[str, ...]:
+        """The plain body, then the text the HTML body shows (when there is one)."""
+        return (self.body,) if self.html_body is None else (self.body, html_text(self.html_body))
+
+    @property
     def text(self) -> str:
-        """The plain body, then the HTML body with its tags stripped."""
-        stripped = html.unescape(_TAG.sub(" ", self.html_body)) if self.html_body else ""
-        return f"{self.body}\n{stripped}"
+        """Everything the body shows, plain and HTML."""
+        return "\n".join(self.bodies)
 
 
 def mailbox(world: World) -> str:
@@ -61,50 +69,59 @@ def mailbox(world: World) -> str:
 
 
 def _read_sent(world: World, after: int) -> list[SentMessage]:
-    db = Database(world.state_path, readonly=True)
+    conn = sqlite3.connect(f"file:{world.state_path}?mode=ro", uri=True)
     try:
-        with db.read() as session:
-            account = domain.find_account(session, mailbox(world))
-            folder = domain.find_folder(session, account.id, domain.SENT) if account else None
-            if account is None or folder is None:
-                raise CheckFailed(f"the mailbox {mailbox(world)} or its {domain.SENT} folder is gone")
-            pks = [r[0] for r in sql.run(session, "SELECT id FROM email_message WHERE folder_id = ? "
-                                                  "AND id > ? ORDER BY id", (folder.id, after))]
-            emails = domain.emails_by_pk(session, account.id, pks)
+        found = domain.transfers(conn, after)
     finally:
-        db.dispose()
-    return [SentMessage(int(e["id"]), e["subject"], e["body"], e["html_body"], tuple(e["to"]),
-                        tuple(e["cc"]), tuple(e["bcc"]), tuple(a["filename"] for a in e["attachments"]))
-            for e in emails]
+        conn.close()
+    return [SentMessage(t.id, t.sender, t.subject, t.body, t.html_body, t.to, t.cc, t.bcc, t.attachments)
+            for t in found]
+
+
+def _before(ctx: Context) -> snapshot.Snapshot:
+    found: snapshot.Snapshot = ctx.memo(("snapshot",), lambda: snapshot.Snapshot.model_validate(
+        ctx.world.read_truth("snapshot.json")))
+    return found
 
 
 def sent_mail(ctx: Context) -> list[SentMessage]:
     """What the agent sent since the snapshot, oldest first (memoised per grading)."""
-
-    def read() -> list[SentMessage]:
-        before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
-        return _read_sent(ctx.world, before.tables["email_message"].max_rowid)
-
-    found: list[SentMessage] = ctx.memo(("sent_mail",), read)
+    found: list[SentMessage] = ctx.memo(("sent_mail",), lambda: _read_sent(
+        ctx.world, _before(ctx).tables["email_transfer"].max_rowid))
     return found
 
 
-def expected_recipients(ctx: Context, key: str) -> list[str]:
-    return [E(entry["to"]) for entry in ctx.answer(key)]
+def copies_problems(ctx: Context) -> list[str]:
+    """What became of the copies of the mail sent since the snapshot that should not have:
+    copies moved, changed or deleted, and copies no send made."""
+    tables = _before(ctx).tables
+    conn = sqlite3.connect(f"file:{ctx.world.state_path}?mode=ro", uri=True)
+    try:
+        return domain.copy_problems(conn, tables["email_message"].max_rowid, tables["email_transfer"].max_rowid)
+    finally:
+        conn.close()
 
 
 def _show(items: list[str]) -> str:
     return f"{items[:SHOWN]}{' ...' if len(items) > SHOWN else ''} ({len(items)})"
 
 
+def expected_recipients(ctx: Context, key: str) -> list[str]:
+    return [E(entry["to"]) for entry in ctx.answer(key)]
+
+
 def recipients(key: str) -> CheckFn:
-    """Everyone the agent e-mailed (to, cc, bcc; `E`) is exactly the expected set."""
+    """Everyone the agent e-mailed (to, cc, bcc; `E`) is exactly the expected set, and every
+    message left from the agent's own address."""
 
     def check(ctx: Context) -> str:
-        got = {a for m in sent_mail(ctx) for a in m.recipients}
+        sent = sent_mail(ctx)
+        got = {a for m in sent for a in m.recipients}
         want = set(expected_recipients(ctx, key))
         missing, extra = sorted(want - got), sorted(got - want)
-        problems = [f"{what} {_show(items)}" for what, items in (("missing", missing), ("extra", extra)) if items]
+        others = sorted({m.sender for m in sent if E(m.sender) != E(mailbox(ctx.world))})
+        problems = [f"{what} {_show(items)}" for what, items in
+                    (("missing", missing), ("extra", extra), ("sent from", others)) if items]
         if problems:
             raise CheckFailed("recipients: " + "; ".join(problems))
         return f"mail went to exactly the {len(want)} expected recipients"
@@ -112,21 +129,70 @@ def recipients(key: str) -> CheckFn:
     return check
 
 
-def one_each(key: str) -> CheckFn:
-    """Each expected recipient got exactly one message, and was its only recipient (To, no Cc
-    or Bcc)."""
+def expected_subject(out: SentMail, ctx: Context, entry: Entry) -> str | None:
+    """The subject `entry`'s message must have: the entry's, the output's, or the template's
+    subject line filled with the entry's values; None when nothing fixes it."""
+    if "subject" in entry:
+        return str(entry["subject"])
+    if out.subject is not None:
+        return out.subject
+    if out.template is not None:
+        return fill(template_parts(ctx, out)[0], entry["fill"])
+    return None
+
+
+def _by_recipient(ctx: Context, key: str) -> bool:
+    """Whether the entries are told apart by their recipients (else by recipient and subject)."""
+    addresses = expected_recipients(ctx, key)
+    return len(set(addresses)) == len(addresses)
+
+
+def _pair_key(ctx: Context, key: str, out: SentMail, message: SentMessage | None,
+              entry: Entry | None) -> tuple[str, ...]:
+    if entry is not None:
+        to = E(entry["to"])
+        return (to,) if _by_recipient(ctx, key) else (to, S(expected_subject(out, ctx, entry)))
+    assert message is not None
+    to = message.sole_recipient or ", ".join(message.recipients)
+    return (to,) if _by_recipient(ctx, key) else (to, S(message.subject))
+
+
+def paired(ctx: Context, key: str, out: SentMail) -> list[tuple[Entry, SentMessage]]:
+    """(expected entry, a message sent for it) for every message that goes with an entry: one
+    of its recipients is the entry's, and where entries share a recipient, its subject (`S`)
+    is the entry's too."""
+    by_recipient = _by_recipient(ctx, key)
+    entries = {_pair_key(ctx, key, out, None, e): e for e in ctx.answer(key)}
+    return [(entries[k], m) for m in sent_mail(ctx) for a in m.recipients
+            if (k := (a,) if by_recipient else (a, S(m.subject))) in entries]
+
+
+def one_each(key: str, out: SentMail | None = None) -> CheckFn:
+    """Each expected message was sent exactly once, to its recipient alone (To, no Cc or
+    Bcc); where entries share a recipient, each is told apart by its subject, and every message
+    goes with an entry."""
+    shape = out or SentMail()
 
     def check(ctx: Context) -> str:
         sent = sent_mail(ctx)
-        counts = Counter(a for m in sent for a in m.recipients)
-        alone = {m.sole_recipient for m in sent}
-        wrong = [f"{a} (in {counts[a]} messages)" for a in expected_recipients(ctx, key) if counts[a] != 1]
-        shared = [a for a in expected_recipients(ctx, key) if counts[a] == 1 and a not in alone]
+        if _by_recipient(ctx, key):
+            counts = Counter(a for m in sent for a in m.recipients)
+            alone = {m.sole_recipient for m in sent}
+            wrong = [f"{a} (in {counts[a]} messages)" for a in expected_recipients(ctx, key) if counts[a] != 1]
+            shared = [a for a in expected_recipients(ctx, key) if counts[a] == 1 and a not in alone]
+        else:
+            keys = Counter(_pair_key(ctx, key, shape, m, None) for m in sent)
+            want = [_pair_key(ctx, key, shape, None, e) for e in ctx.answer(key)]
+            wrong = [f"{' / '.join(k)} (in {keys[k]} messages)" for k in want if keys[k] != 1]
+            shared = [f"#{m.id} {m.subject!r} to {list(m.recipients)}" for m in sent
+                      if _pair_key(ctx, key, shape, m, None) not in set(want)]
         problems = [f"{what} {_show(items)}" for what, items in
-                    (("not exactly one message for", wrong), ("not the only recipient:", shared)) if items]
+                    (("not exactly one message for", wrong), ("not the only recipient:" if _by_recipient(ctx, key)
+                                                               else "messages that go with no expected one:", shared))
+                    if items]
         if problems:
             raise CheckFailed("; ".join(problems))
-        return "one message to each expected recipient, addressed to them alone"
+        return f"one message for each of the {len(ctx.answer(key))} expected, addressed to its recipient alone"
 
     return check
 
@@ -143,5 +209,65 @@ def subject(out: SentMail) -> CheckFn:
         if wrong:
             raise CheckFailed(f"subjects other than {required!r}: {_show(wrong)}")
         return f"all {len(sent)} sent subjects are {required!r}"
+
+    return check
+
+
+def template_parts(ctx: Context, out: SentMail) -> tuple[str, str]:
+    """(subject line, body) of the output's template as the world was generated with it."""
+    template = out.template
+    assert template is not None
+    found: tuple[str, str] = ctx.memo(("template", template.file), lambda: template.parts(
+        ctx.world.read_truth_text(f"{INPUTS}/{template.file}")))
+    return found
+
+
+def template_problems(ctx: Context, out: SentMail, entry: Entry, message: SentMessage) -> list[str]:
+    """A placeholder left, or a body that is not the output's template filled with the entry's
+    values (plain or HTML)."""
+    if out.template is None:
+        return []
+    problems = []
+    if left := sorted(set(re.findall(out.template.placeholder, f"{message.subject}\n{message.text}"))):
+        problems.append(f"placeholders left: {left}")
+    filled = Filled(template_parts(ctx, out)[1], out.template.placeholder, entry["fill"])
+    if not any(filled.matches(body) for body in message.bodies):
+        problems.append(f"the body is not the filled template: {filled.mismatch(message.bodies[-1])}")
+    return problems
+
+
+def mention_problems(out: SentMail, entry: Entry, message: SentMessage) -> list[str]:
+    """Entity ids (`out.mentions`) the message names beyond the entry's `ids`, or fails to name."""
+    if out.mentions is None:
+        return []
+    named = set(re.findall(out.mentions, f"{message.subject}\n{message.text}"))
+    allowed = {str(i) for i in entry.get("ids", ())}
+    return ([f"names {sorted(named - allowed)} it should not"] if named - allowed else []) + \
+        ([f"does not name {sorted(allowed - named)}"] if allowed - named else [])
+
+
+def message_problems(ctx: Context, out: SentMail, entry: Entry, message: SentMessage) -> list[str]:
+    """What is wrong with one message against its entry: the subject (`S`), the body as the
+    filled template, a placeholder left, an entity id it should not name or fails to."""
+    want = expected_subject(out, ctx, entry)
+    wrong_subject = [f"subject {message.subject!r}, expected {want!r}"] \
+        if want is not None and S(message.subject) != S(want) else []
+    return wrong_subject + template_problems(ctx, out, entry, message) + mention_problems(out, entry, message)
+
+
+def content(key: str, out: SentMail) -> CheckFn:
+    """Every message that goes with an expected one has its subject and is that entry's filled
+    template (when the output has one), with no placeholder left, naming exactly the entity ids
+    it should (when the output names a pattern for them)."""
+
+    def check(ctx: Context) -> str:
+        pairs = paired(ctx, key, out)
+        if not pairs and ctx.answer(key):
+            raise CheckFailed("no message goes with an expected one: nothing to judge")
+        wrong = [f"to {m.sole_recipient or list(m.recipients)} ({m.subject!r}): {'; '.join(p)}"
+                 for entry, m in pairs if (p := message_problems(ctx, out, entry, m))]
+        if wrong:
+            raise CheckFailed(f"{len(wrong)} messages are wrong: {_show(wrong)}")
+        return f"all {len(pairs)} messages that go with an expected one are right"
 
     return check

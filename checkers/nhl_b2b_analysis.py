@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.kit import SHOWN, AgentTable, Checks, Context, cell_equal, no_side_effects, read_table, set_problems
+from checkers.kit import SHOWN, AgentTable, Checks, Context, cell_equal, read_table, set_problems
 from checkers.normalize import S
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.nhl_b2b_analysis import CSV, OUTPUT_TITLE, REPORT_HEADERS, TASK
-from mock_servers.core import snapshot, sql
+from mock_servers.core import snapshot
 from mock_servers.core.db import Database
 from mock_servers.google_sheet import domain
 
@@ -151,31 +152,6 @@ def _number(text: str) -> str:
     return str(int(value)) if value.is_integer() else text
 
 
-_untouched = no_side_effects(TASK)
-
-
-def untouched(ctx: Context) -> str:
-    """Nothing but the new spreadsheet and the CSV changed: every row that existed is unchanged,
-    and the schedule spreadsheet has no new tab and no new cell (new rows of the sheet tables
-    belong to new spreadsheets only)."""
-    detail = _untouched(ctx)
-    before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
-    known = before.tables["gs_spreadsheet"].max_rowid
-    cells: dict[str, int] = ctx.truth["cells"]
-    db = Database(ctx.world.state_path, readonly=True)
-    try:
-        with db.read() as session:
-            tabs = [tab for book in domain.list_spreadsheets(session) if book.pk <= known
-                    for tab in domain.sheets(session, book.pk)]
-            now = {tab.title: int(sql.scalar(session, "SELECT count(*) FROM gs_cell WHERE sheet = ?", (tab.pk,)))
-                   for tab in tabs}
-    finally:
-        db.dispose()
-    if now != cells:
-        raise CheckFailed(f"the schedule spreadsheet changed: stored cells per tab {now}, at the start {cells}")
-    return detail
-
-
 CHECKS = Checks(
     TASK,
     sheet_created=sheet_created,
@@ -184,5 +160,5 @@ CHECKS = Checks(
     values=values,
     order=order,
     csv_equals_sheet=csv_equals_sheet,
-    no_side_effects=untouched,
+    no_side_effects=no_side_effects(TASK),
 )

@@ -9,14 +9,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from checkers.kit import SHOWN, Checks, Context
-from checkers.mail import one_each, recipients, sent_mail
+from checkers.mail import content, one_each, recipients
 from checkers.normalize import E, S
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.payable_invoice_checker import (
     DATABASE,
     FLAG_COLUMN,
     FLAG_COMMENT,
-    ID_TOKEN,
     INVOICE_COLUMNS,
     INVOICES,
     MAIL,
@@ -111,13 +111,21 @@ def _show(items: list[str]) -> str:
     return f"{items[:SHOWN]}{' ...' if len(items) > SHOWN else ''} ({len(items)})"
 
 
-def _wrong_cells(row: Row, want: dict[str, Any]) -> list[str]:
+def exact_equal(got: Any, want: Any) -> bool:
+    """The value as stored: text character for character, numbers to the last digit."""
+    if isinstance(want, str) and not isinstance(got, str):
+        return _decimal(got) is not None and _decimal(got) == _decimal(want)
+    return got == want or (_decimal(got) is not None and _decimal(got) == _decimal(want))
+
+
+def _wrong_cells(row: Row, want: dict[str, Any], exact: bool = False) -> list[str]:
     return [f"{want['INVOICE_ID']}/{col}: got {row.get(col)!r}, expected {value!r}"
-            for col, value in want.items() if not COMPARE[col](row.get(col), value)]
+            for col, value in want.items() if not (exact_equal if exact else COMPARE[col])(row.get(col), value)]
 
 
 def existing_rows(ctx: Context) -> str:
-    """Every row both tables held at the start is still there, exactly once, unchanged."""
+    """Every row both tables held at the start is still there, exactly once, unchanged (every
+    value exactly as it was: no case, space or format changed)."""
     problems = []
     for name in (INVOICES, PAYMENTS):
         found = _by_id(rows(ctx, name))
@@ -129,8 +137,8 @@ def existing_rows(ctx: Context) -> str:
                 missing.append(want["INVOICE_ID"])
             elif len(mine) > 1:
                 twice.append(want["INVOICE_ID"])
-            elif _wrong_cells(mine[0], want):
-                changed.append(_wrong_cells(mine[0], want)[0])
+            elif wrong := _wrong_cells(mine[0], want, exact=True):
+                changed.append(wrong[0])
         problems += [f"{name}: {what} {_show(items)}" for what, items in
                      (("missing", missing), ("more than once", twice), ("changed", changed)) if items]
     if problems:
@@ -212,39 +220,6 @@ def recipients_once(ctx: Context) -> str:
     return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
 
 
-def known_ids(ctx: Context) -> set[str]:
-    found: set[str] = ctx.memo(("known_ids",), lambda: {
-        values[0] for values in ctx.truth["existing"][INVOICES]} | {
-        entry["INVOICE_ID"] for entry in ctx.answer(NEW_INVOICES)})
-    return found
-
-
-def mentioned(text: str, known: set[str]) -> set[str]:
-    """The known invoice IDs a text mentions as whole tokens (`<ID>.pdf` included)."""
-    return {token for token in ID_TOKEN.findall(text) if token in known}
-
-
-def email_content(ctx: Context) -> str:
-    """Every notice has the required subject (`S`); each manager's notice mentions exactly
-    their outstanding PDF invoices, as `<ID>.pdf` or bare IDs."""
-    sent, known = sent_mail(ctx), known_ids(ctx)
-    required = NOTICE.subject or ""
-    wrong = sorted({m.subject for m in sent if S(m.subject) != required})
-    if wrong:
-        raise CheckFailed(f"subjects other than {required!r}: {_show(wrong)}")
-    expected = {E(entry["to"]): set(entry["invoices"]) for entry in ctx.answer(MAIL)}
-    bad = []
-    for message in sent:
-        for address in message.recipients:
-            if address in expected and (got := mentioned(message.text, known)) \
-                    != expected[address]:
-                bad.append(f"{address}: missing {sorted(expected[address] - got)}, "
-                           f"extra {sorted(got - expected[address])}")
-    if bad:
-        raise CheckFailed(f"notices with the wrong invoices: {_show(bad)}")
-    return f"all {len(sent)} notices have the subject and list exactly their manager's outstanding invoices"
-
-
 CHECKS = Checks(
     TASK,
     existing_rows=existing_rows,
@@ -253,5 +228,6 @@ CHECKS = Checks(
     comment=comment,
     schema=schema,
     recipients=recipients_once,
-    email_content=email_content,
+    email_content=content(MAIL, NOTICE),
+    no_side_effects=no_side_effects(TASK),
 )

@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from checkers.calendar import NewEvent, new_events
-from checkers.kit import SHOWN, Checks, Context, no_side_effects
+from checkers.kit import SHOWN, Checks, Context
 from checkers.normalize import Si
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
 from envs.set_conf_cr_ddl import ANSWER_KEY, EVENTS, LENGTH, TASK
 from loca.core.clock import parse_instant

@@ -1,43 +1,28 @@
 """Checker of woocommerce_new_welcome: the CRM table as it stands (every synced row once and
 unchanged; the rows added keyed by exactly the new customers, with the next ids and the right
-values), the welcome e-mails the admin mailbox sent (one to each new customer alone, the filled
-template) and nothing else changed."""
+values), the welcome e-mails the admin mailbox sent (one to each new customer alone, each the
+template filled in word for word) and nothing else changed."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from typing import Any
 
-from checkers.kit import SHOWN, Checks, Context, fail_on, set_problems
-from checkers.mail import one_each, recipients, sent_mail
+from checkers.kit import SHOWN, Checks, Context, set_problems
+from checkers.mail import content, one_each, recipients
 from checkers.normalize import E, I, S, Si
+from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
-from envs.woocommerce_new_welcome import (
-    CATALOG,
-    CATALOG_TABLE,
-    COUPON,
-    CRM,
-    CRM_COLUMNS,
-    CRM_PHYSICAL,
-    DATASET,
-    MAIL,
-    SUBJECT,
-    TABLE,
-    TASK,
-    TODAY,
-)
+from envs.woocommerce_new_welcome import CRM, CRM_COLUMNS, DATASET, MAIL, TABLE, TASK, TODAY, WELCOME
 from loca.core.world import World
-from mock_servers import snapshot_ignore
-from mock_servers.core import snapshot, sql
+from mock_servers.core import sql
 from mock_servers.core.db import Database
 from mock_servers.google_cloud import bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, parse
 
 ALL_ROWS = 10**9
-PLACEHOLDER = re.compile(r"\[[A-Za-z][A-Za-z ]*\]")
 Row = dict[str, Any]
 
 
@@ -180,70 +165,12 @@ def email_recipients(ctx: Context) -> str:
     return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
 
 
-def _whole(value: str, before: str = r"(?<![\w$.])", after: str = r"(?![\w%]|\.\d)") -> re.Pattern[str]:
-    return re.compile(before + re.escape(value) + after)
-
-
-def _body_problems(text: str, entry: Row) -> list[str]:
-    wanted = {"first name": re.compile(r"(?<!\w)" + re.escape(Si(entry["first_name"])) + r"(?!\w)"),
-              "order ID": _whole(str(entry["order_id"])),
-              "amount": _whole(entry["amount"], before="", after=r"(?!\d)"),
-              "order date": _whole(entry["order_date"], before=r"(?<!\d)", after=r"(?!\d)"),
-              "coupon": _whole(COUPON, before="", after="")}
-    found = [what for what, pattern in wanted.items()
-             if not pattern.search(Si(text) if what == "first name" else text)]
-    return [f"no {what}" for what in found] + (["a placeholder left"] if PLACEHOLDER.search(text) else [])
-
-
-def email_content(ctx: Context) -> str:
-    """Every e-mail has the filled template's subject (`S`) and no placeholder left; each new
-    customer's holds their first name, order ID, amount as `$x.xx`, order date (YYYY-MM-DD) and
-    the coupon code."""
-    sent, required = sent_mail(ctx), ctx.answer(SUBJECT)
-    problems = [f"subject {m.subject!r}" for m in sent if S(m.subject) != S(required) or PLACEHOLDER.search(m.subject)]
-    expected = {E(entry["to"]): entry for entry in ctx.answer(MAIL)}
-    for message in sent:
-        for address in message.recipients:
-            if address in expected and (wrong := _body_problems(message.text, expected[address])):
-                problems.append(f"{address}: {', '.join(wrong)}")
-    if problems:
-        raise CheckFailed(f"expected subject {required!r}; wrong: {_show(problems)}")
-    return f"all {len(sent)} e-mails have the subject and their customer's filled template"
-
-
-def _catalog(world: World) -> list[list[Any]]:
-    db = Database(world.state_path, readonly=True)
-    try:
-        with db.read() as session:
-            return [list(row) for row in sql.run(session, CATALOG)]
-    finally:
-        db.dispose()
-
-
-def no_side_effects(ctx: Context) -> str:
-    """Nothing changed but rows added to the CRM table and the mail sent: the store, the other
-    mailboxes, the workspace files and the BigQuery catalog (tables and their schemas; a load's
-    modification time aside) as they were."""
-    before = snapshot.Snapshot.model_validate(ctx.world.read_truth("snapshot.json"))
-    # The catalog table (bq_table) is compared below without its modification times.
-    outside = before.model_copy(update={"tables": {k: v for k, v in before.tables.items() if k != CATALOG_TABLE}})
-    problems = snapshot.changes(ctx.world, outside, snapshot_ignore(list(TASK.servers.values())),
-                                exclude_files=TASK.writable_files,
-                                growable=(*TASK.growable_tables, CRM_PHYSICAL, CATALOG_TABLE))
-    catalog = _catalog(ctx.world)
-    if catalog != ctx.truth["catalog"]:
-        shown = [f"{row[1]} {json.loads(row[2]) and [c['name'] for c in json.loads(row[2])]}" for row in catalog]
-        problems.append(f"the BigQuery tables are now {shown}")
-    fail_on(problems)
-    return "nothing changed but the CRM rows added and the mail sent"
-
-
 CHECKS = Checks(
     TASK,
     crm_history=crm_history,
     crm_new_set=crm_new_set,
     crm_new_values=crm_new_values,
     email_recipients=email_recipients,
-    email_content=email_content,
-    no_side_effects=no_side_effects,
+    email_content=content(MAIL, WELCOME),
+    no_side_effects=no_side_effects(TASK),
 )

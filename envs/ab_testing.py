@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
-from loca.core.outputs import Column, DbRows, TableFile
+from loca.core.outputs import Column, DbRows, TableFile, sql_text
 from loca.core.script import Script, Tools, paged_by_offset, paged_by_token
 from loca.core.task import Scale, TaskSpec
 
@@ -26,7 +26,10 @@ BUCKET = "promo-assets-for-b"  # created when B wins
 LOG = "abtesting_logging"  # one entry when A wins
 PAYLOAD = {"status": "AB_Test_Concluded", "winner": "A", "action": "No_Change"}
 WINNER = "winner"  # truth.json answer entry: "A" or "B"
-ACTIONS = (DbRows(table="gcs_bucket", key=("name",)), DbRows(table="log_entry", key=("insert_id",)))
+# The winner's action: only bucket BUCKET may appear, and entries only in log LOG (which of the two
+# the winner asks for is judged by `winner_action` and `no_wrong_action`).
+ACTIONS = (DbRows(table="gcs_bucket", key=("name",), where=f"name = {sql_text(BUCKET)}"),
+           DbRows(table="log_entry", key=("insert_id",), where=f"log_name = {sql_text(LOG)}"))
 # The pagination trap: the table listing, read one page of this size, misses scenario tables.
 TRAP_PAGE = 2
 LIST_PAGE = 100  # bigquery_list_tables' default page size

@@ -8,7 +8,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
-from loca.core.outputs import Column, DbRows, TableFile
+from loca.core.outputs import Column, DbRows, TableFile, sql_text
 from loca.core.script import Script, Tools, call, paged_by_offset, paged_by_token
 from loca.core.task import Scale, TaskSpec
 
@@ -24,7 +24,7 @@ REPORT = TableFile(file="bad_student.csv", columns=(
     Column("drop_ratio", "N")), key=("student_id",))
 WARN, CRITICAL = Decimal("0.25"), Decimal("0.45")  # drop_ratio above these: listed, logged
 LOG = "exam_log"
-LOG_ENTRIES = DbRows(table="log_entry", key=("insert_id",))
+LOG_ENTRIES = DbRows(table="log_entry", key=("insert_id",), where=f"log_name = {sql_text(LOG)}")
 EXACT = "exact"  # truth.json entry: student_id -> [hist_avg, drop_ratio] unrounded
 CRITICAL_KEY = "critical"  # truth.json answer entry: the critical students' ids and names
 KNOWN = "students"  # truth.json entry: every student_id of the world -> name
@@ -44,12 +44,14 @@ TOOLS: dict[str, tuple[str, ...]] = {
 INSTRUCTION = """\
 `{latest}` in the workspace holds each student's latest quiz score ({latest_headers}). Historical \
 exam scores are in the BigQuery dataset `{dataset}`, one table per exam named exactly \
-`scores_<YYMM>` (four digits; other tables are not exam scores). For each student in the latest \
-file who has at least one historical score: hist_avg = the mean of all their historical scores, \
-drop_ratio = (hist_avg − latest score) ÷ hist_avg. Write `{report}` with the header `{header}` \
-listing exactly the students with drop_ratio > {warn}, sorted by drop_ratio descending (ties by \
-student_id); name and score as in the latest file, hist_avg rounded to 2 decimals, drop_ratio as a \
-fraction rounded to 4 decimals. For every student with drop_ratio > {critical} write exactly one entry with \
+`scores_<YYMM>` (four digits; other tables are not exam scores; an exam a student missed has no row \
+for them and is not a score). For each student in the latest file who has at least one historical \
+score: hist_avg = the mean of all their historical scores, drop_ratio = (hist_avg − latest score) ÷ \
+hist_avg, both computed exactly (drop_ratio from the unrounded hist_avg); round only what you write. \
+Write `{report}` with the header `{header}` listing exactly the students with drop_ratio > {warn}, sorted \
+by drop_ratio descending (ties by student_id); name and score as in the latest file, hist_avg rounded \
+to 2 decimals, drop_ratio as a fraction rounded to 4 decimals. For every student with drop_ratio > \
+{critical} write exactly one entry with \
 severity CRITICAL to the log `{log}` whose message contains the student's name and student_id (and \
 no other student's id). Write no other entries to `{log}` and no entries to other logs. Change \
 nothing else."""

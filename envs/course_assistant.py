@@ -22,7 +22,8 @@ CREDENTIALS_FILE = "email_account.txt"
 SUBMISSION_PREFIX = "nlp-presentation-"
 OTHER_COURSE_PREFIX = "cv-presentation-"
 SUBMISSION_SUBJECT = re.compile(r"nlp-presentation-(\d{8})-(.+)")  # the whole subject
-REMINDER = SentMail(subject="nlp-course-emergency")
+STUDENT_ID = r"(?<!\d)\d{8}(?!\d)"  # a Student ID as a message names it
+REMINDER = SentMail(subject="nlp-course-emergency", mentions=STUDENT_ID)
 MAIL = "mail"  # the answer's key: one entry {to, name, student_id} per e-mail, by Student ID
 # The pagination trap: a submission lies beyond the first inbox page of this size (the default
 # page size, which the first-page mutant reads).

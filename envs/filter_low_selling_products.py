@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from loca.core.clock import iso_z
 from loca.core.credentials import parse_credentials
-from loca.core.outputs import Column, DbRows, SentMail, TableFile
+from loca.core.outputs import Column, DbRows, MailTemplate, Rows, SentMail, TableFile, sql_text
 from loca.core.script import Script, Tools, call, paged
 from loca.core.task import Scale, TaskSpec
 
@@ -30,17 +30,21 @@ TEMPLATE_FILE = "email_template.txt"  # first line: the subject; the rest: the b
 SUBSCRIBERS_FILE = "subscriber.json"  # {"subscriber_list": [{email, name, subscribed}]}
 CREDENTIALS_FILE = "admin_credentials.txt"
 PLACEHOLDER = "{name}"
-NEWSLETTER = SentMail(attachment="csv")  # the subject is the template's first line
-# The answer's keys besides the CSV: one entry {to, name} per subscriber to mail, by address;
+# One newsletter per subscriber: the template's first line is the subject, the rest the body.
+NEWSLETTER = SentMail(attachment="csv", template=MailTemplate(TEMPLATE_FILE, placeholder=r"\{name\}"))
+# The answer's keys besides the CSV: one entry {to, fill} per subscriber to mail, by address;
 # the ids of the products that must end in the outlet category.
 MAIL, MOVED = "mail", "outlet"
-# Written by the agent: the products (their categories, and date_modified on update), the
-# product-category links, and the categories (the new one, and the counts).
-PRODUCTS = DbRows("woo_product", ("id",))
-LINKS = DbRows("woo_product_category", ("product_id", "category_id"))
-CATEGORIES = DbRows("woo_category", ("name",))
+# Written by the agent: a product's update stamps date_modified; the product-category links of
+# the products moved (every product's categories are judged by `membership` and
+# `products_untouched`); the new category; the categories' product counts.
+PRODUCTS = DbRows("woo_product", ("id",), columns=("date_modified",))
+LINKS = DbRows("woo_product_category", ("product_id", "category_id"), columns=None)
+CATEGORIES = DbRows("woo_category", ("name",), where=f"name = {sql_text(OUTLET)}")
+COUNTS = Rows("woo_category", f"name != {sql_text(OUTLET)}", ("count",))
+IMAGES = Rows("woo_image", columns=("id",))  # a product's images written back as they were get new ids
 # The store as generated, frozen in the world's truth: every product as the tools show it but
-# date_modified, by id, and every category but its count.
+# date_modified, by id.
 STORE_FILE = "store.json"
 # The pagination trap: a product to move always lies beyond the first page of the default
 # product listing (this many products, newest first).
@@ -68,8 +72,9 @@ price if it has none; {ratio} = {promo} / {price} as a percentage with 3 decimal
 (e.g. `72.500%`). Write prices with 2 decimals and quote values as CSV requires (RFC 4180). Sort the \
 rows by `date_created` ascending, then {ratio} ascending, then {product}. Then e-mail every entry of \
 `{subscribers}` whose `subscribed` is true, one e-mail each, addressed to that subscriber alone, \
-using `{template}`: its first line is the subject, the rest is the body, with `{placeholder}` \
-replaced by the subscriber's name; attach the CSV as `{report}`. The mail credentials are in \
+made from `{template}`: its first line is the subject, and the rest of the file, word for word (add \
+nothing, leave nothing out), is the body, with `{placeholder}` replaced by the subscriber's name; \
+attach the CSV as `{report}`. The mail credentials are in \
 `{credentials}`. Change nothing else."""
 
 
@@ -112,5 +117,6 @@ TASK = TaskSpec(
     instruction=instruction,
     read_set=read_set,
     outputs=(REPORT, NEWSLETTER, PRODUCTS, LINKS, CATEGORIES),
+    extra_rows=(COUNTS, IMAGES),
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

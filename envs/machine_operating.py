@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loca.core.outputs import Column, DbRows, TableFile
+from loca.core.outputs import Column, DbRows, TableFile, sql_text
 from loca.core.script import Script, Tools, call
 from loca.core.task import Scale, TaskSpec
 
@@ -27,6 +27,11 @@ REPORT = TableFile(
     key=("timestamp", "machine_id", "sensor_type"),
 )
 OBJECT = REPORT.file
+# The upload: the bucket (created unless there) and the report's object in it, nothing else.
+_BUCKET = f"name = {sql_text(BUCKET)}"
+UPLOAD_BUCKET = DbRows("gcs_bucket", ("name",), where=_BUCKET)
+UPLOAD = DbRows("gcs_object", ("bucket_id", "name"),
+                where=f"name = {sql_text(OBJECT)} AND bucket_id = (SELECT id FROM gcs_bucket WHERE {_BUCKET})")
 # The oracle reads the window query in pages of the tool's default size; the last rows (12:30:00,
 # where an anomaly always lies) are beyond the first page of TRAP_PAGE rows, which every world
 # exceeds, so an agent reading one such page misses ground truth.
@@ -110,6 +115,6 @@ TASK = TaskSpec(
     scale=Scale(primary="total_machines", lo=5, hi=120, fine="num_unknown_readings"),
     instruction=instruction,
     read_set=read_set,
-    outputs=(REPORT, DbRows("gcs_bucket", ("name",)), DbRows("gcs_object", ("bucket_id", "name"))),
+    outputs=(REPORT, UPLOAD_BUCKET, UPLOAD),
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from loca.core.credentials import parse_credentials
-from loca.core.outputs import DbRows, SentMail
+from loca.core.outputs import DbRows, Rows, SentMail, sql_text
 from loca.core.script import Script, ToolRequest, Tools, call, call_all
 from loca.core.task import Scale, TaskSpec
 
@@ -26,8 +26,17 @@ FLAG_COMMENT = "0=Paid, 1=Outstanding"
 INITIAL_FLAG_COMMENT = "payment flag"
 FILES = "files"
 CREDENTIALS_FILE = "email_account.txt"
-NOTICE = SentMail(subject="Process Outstanding Invoices")
-MAIL = "mail"  # the answer's key: one entry {to, invoices} per manager to e-mail
+# An invoice ID as a message names it, in any of the five formats the suppliers use.
+INVOICE_TOKEN = r"(?<![\w-])(?:INV-\d{4}-\d{5}|[A-Z]{3}-\d{6}|SI\d{7}|BILL-\d{7}|\d{6}-\d{4})(?![\w-])"
+NOTICE = SentMail(subject="Process Outstanding Invoices", mentions=INVOICE_TOKEN)
+MAIL = "mail"  # the answer's key: one entry {to, ids} per manager to e-mail, `ids` their outstanding invoices
+# The tables' storage, and the one column comment the task sets.
+PHYSICAL = {INVOICES: "sf_data_1", PAYMENTS: "sf_data_2"}
+_PAYMENTS_TABLE = (f"SELECT t.id FROM sf_table t JOIN sf_schema s ON s.id = t.schema_id JOIN sf_database d "
+                   f"ON d.id = s.database_id WHERE d.name = {sql_text(DATABASE)} AND s.name = {sql_text(SCHEMA)} "
+                   f"AND t.name = {sql_text(PAYMENTS)}")
+FLAG_COMMENT_ROW = Rows("sf_column", f"table_id = ({_PAYMENTS_TABLE}) AND name = {sql_text(FLAG_COLUMN)}",
+                        ("comment",))
 NEW_INVOICES, NEW_PAYMENTS = "invoices", "payments"  # the answer's keys: the rows to add
 ID_PAGE = 4000  # rows of the existing-ID listing per read_query
 TRAP_ROWS = 100  # an already recorded invoice always lies beyond this many listed rows
@@ -121,6 +130,7 @@ TASK = TaskSpec(
     scale=Scale(primary="num_invoices", lo=5, hi=2000, fine="num_existing"),
     instruction=instruction,
     read_set=read_set,
-    outputs=(NOTICE, DbRows(INVOICES, ("INVOICE_ID",)), DbRows(PAYMENTS, ("INVOICE_ID",))),
+    outputs=(NOTICE, DbRows(PHYSICAL[INVOICES], ("INVOICE_ID",)), DbRows(PHYSICAL[PAYMENTS], ("INVOICE_ID",))),
+    extra_rows=(FLAG_COMMENT_ROW,),
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
-from loca.core.outputs import DbRows
+from loca.core.outputs import DbRows, Rows, sql_text
 from loca.core.script import Script, ToolRequest, Tools, call, call_all, paged
 from loca.core.task import Scale, TaskSpec
 
@@ -25,12 +25,24 @@ INVENTORY_HEADERS = ("Material ID", "Material Name", "Current Stock", "Unit", "M
 STOCK_COLUMN = INVENTORY_HEADERS.index("Current Stock")  # 0-based: column C
 PAID = "processing"
 OTHER_STATUSES = ("pending", "on-hold", "cancelled", "refunded", "completed")
-# What the agent may change: the Current Stock cells and the BOM products' stock_quantity. The
-# checks `sheet_untouched` and `woo_untouched` compare everything else cell by cell and field by
-# field with the state frozen at generation.
-INVENTORY_CELLS = DbRows(table="gs_cell", key=("sheet", "row", "col"))
-PRODUCT_STOCK = DbRows(table="woo_product", key=("id",))
-STOCK_FIELDS = ("stock_quantity", "stock_status", "date_modified")  # stock_status follows the quantity
+# What the agent may change: the Current Stock cells of the material rows and the BOM products'
+# stock_quantity (stock_status follows it; an update stamps date_modified). The BOM's SKUs are read
+# from the BOM tab, which must stay as it is.
+_BOOK = f"SELECT pk FROM gs_spreadsheet WHERE title = {sql_text(SPREADSHEET)}"
+
+
+def _tab(title: str) -> str:
+    return f"SELECT pk FROM gs_sheet WHERE spreadsheet = ({_BOOK}) AND title = {sql_text(title)}"
+
+
+CELL_VALUE = ("input", "formula", "value", "value_type")
+INVENTORY_CELLS = DbRows(table="gs_cell", key=("sheet", "row", "col"), columns=CELL_VALUE,
+                         where=f"sheet = ({_tab(INVENTORY_SHEET)}) AND col = {STOCK_COLUMN} AND row >= 1")
+STOCK_FIELDS = ("stock_quantity", "stock_status", "date_modified")
+PRODUCT_STOCK = DbRows(table="woo_product", key=("id",), columns=STOCK_FIELDS,
+                       where=f"sku IN (SELECT input FROM gs_cell WHERE sheet = ({_tab(BOM_SHEET)}) AND col = 0 "
+                             "AND row >= 1)")
+BOOK_STAMP = Rows("gs_spreadsheet", f"pk = ({_BOOK})", ("modified",))  # stamped by every write
 BALANCES, STOCK = "balances", "stock"  # the answer's keys
 # The pagination trap: a processing order with BOM lines lies beyond the first page of the order
 # listings at WooCommerce's default page size (which the first-page mutant reads); a BOM product
@@ -110,9 +122,8 @@ def bom_of(rows: Sequence[Sequence[Any]]) -> Bom:
 # ---------------------------------------------------------------- the state the checks compare
 
 def sheet_and_store(state_path: Path) -> dict[str, Any]:
-    """What `sheet_untouched` and `woo_untouched` compare (frozen at generation, read again at
-    grading): every spreadsheet, tab and stored cell (value and value type), every product row,
-    every order's status. Read straight from the world's state, read-only."""
+    """What the checks read, straight from the world's state, read-only: every spreadsheet, tab
+    and stored cell (value and value type), every product row."""
     conn = sqlite3.connect(f"file:{state_path}?mode=ro", uri=True)
     try:
         books = [list(r) for r in conn.execute("SELECT pk, id, title FROM gs_spreadsheet ORDER BY pk")]
@@ -123,11 +134,9 @@ def sheet_and_store(state_path: Path) -> dict[str, Any]:
         cursor = conn.execute("SELECT * FROM woo_product ORDER BY id")
         columns = [d[0] for d in cursor.description]
         products = [list(r) for r in cursor]
-        statuses = {str(i): s for i, s in conn.execute("SELECT id, status FROM woo_order ORDER BY id")}
     finally:
         conn.close()
-    return {"spreadsheets": books, "sheets": tabs, "cells": cells, "product_columns": columns,
-            "products": products, "order_status": statuses}
+    return {"spreadsheets": books, "sheets": tabs, "cells": cells, "product_columns": columns, "products": products}
 
 
 # ---------------------------------------------------------------- reading
@@ -174,5 +183,6 @@ TASK = TaskSpec(
     instruction=instruction,
     read_set=read_set,
     outputs=(INVENTORY_CELLS, PRODUCT_STOCK),
+    extra_rows=(BOOK_STAMP,),
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

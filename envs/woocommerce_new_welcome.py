@@ -4,13 +4,12 @@ workspace template."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from loca.core.clock import iso_z
 from loca.core.credentials import parse_credentials
-from loca.core.outputs import DbRows, SentMail
+from loca.core.outputs import DbRows, MailTemplate, Rows, SentMail, sql_text
 from loca.core.script import Script, Tools, call, paged, paged_by_offset
 from loca.core.task import Scale, TaskSpec
 
@@ -26,18 +25,17 @@ CRM_COLUMNS = {"id": "INT64", "woocommerce_id": "INT64", "email": "STRING", "fir
                "last_name": "STRING", "phone": "STRING", "first_order_date": "DATE", "welcome_email_sent": "BOOL",
                "welcome_email_date": "DATE", "sync_date": "DATE"}
 CRM_PHYSICAL = "bq_data_1"  # the CRM table's storage: the only BigQuery table of the world
-# The BigQuery catalog as frozen at generation and compared at grading (modification times left out).
-CATALOG_TABLE = "bq_table"
-CATALOG = f"SELECT dataset_id, name, columns_json, description, physical FROM {CATALOG_TABLE} ORDER BY id"
+CATALOG = "SELECT physical FROM bq_table ORDER BY id"  # the storage of every BigQuery table
 TEMPLATE_FILE = "welcome_email_template.md"
 CREDENTIALS_FILE = "admin_credentials.txt"
 STORE, NAME, ORDER_ID, AMOUNT, ORDER_DATE = ("[Store Name]", "[Customer Name]", "[Order ID]", "[Order Amount]",
                                              "[Order Date]")
 COUPON = "WELCOME10"
-SUBJECT_LINE = re.compile(r"^Subject:\s*(.+)$", re.MULTILINE)  # the template's subject line
 COMPLETED = "completed"
-WELCOME = SentMail()
-CRM, MAIL, SUBJECT = "crm", "mail", "subject"  # the answer's keys: the new rows, the e-mails, the subject
+# One e-mail per new customer: the template's first line `Subject: ...` gives the subject, the
+# rest the body; the answer fills its placeholders per customer.
+WELCOME = SentMail(template=MailTemplate(TEMPLATE_FILE, placeholder=r"\[[A-Z][A-Za-z ]*\]", subject=r"Subject:\s*(.+)"))
+CRM, MAIL = "crm", "mail"  # the answer's keys: the new rows, the e-mails (`to`, `fill`)
 # The pagination trap: a new customer's order lies beyond the first page of the default order
 # listing (this many orders, newest first), and one of them beyond the first page of customers.
 TRAP_PAGE = 10
@@ -64,12 +62,13 @@ integer (continuing from the table's largest id), woocommerce_id = their WooComm
 email, first_name, last_name and phone (their billing phone) copied from WooCommerce, \
 first_order_date = the completion date of that order (YYYY-MM-DD), welcome_email_sent = true, and \
 welcome_email_date = sync_date = today ({today}); (2) send them one welcome e-mail, addressed to \
-them alone, from the admin mailbox (credentials in `{credentials}`), following `{template}`: use its \
-subject line as the subject and the rest as the body, replace `{store}` with `{store_name}` in both, \
-`{name}` with the customer's first name, `{order_id}` with the order's ID, `{amount}` with the \
-order's total as `$` and 2 decimals (e.g. `$84.50`) and `{order_date}` with the order's \
-`date_created` as YYYY-MM-DD, and leave no placeholder in brackets. Do not modify or delete existing \
-CRM rows and do not e-mail anyone else. Change nothing else."""
+them alone, from the admin mailbox (credentials in `{credentials}`), made from `{template}`: the text \
+after `Subject:` on its first line is the subject and the rest of the file, word for word, is the \
+body (add nothing, leave nothing out), with `{store}` replaced by `{store_name}` in both, `{name}` by \
+the customer's first name, `{order_id}` by the order's ID, `{amount}` by the order's total as `$` \
+and 2 decimals (e.g. `$84.50`) and `{order_date}` by the order's `date_created` as YYYY-MM-DD; leave \
+no placeholder in brackets. Do not modify or delete existing CRM rows and do not e-mail anyone else. \
+Change nothing else."""
 
 
 def store_name(world: World) -> str:
@@ -128,5 +127,6 @@ TASK = TaskSpec(
     instruction=instruction,
     read_set=read_set,
     outputs=(WELCOME, DbRows(CRM_PHYSICAL, ("woocommerce_id",))),
+    extra_rows=(Rows("bq_table", f"physical = {sql_text(CRM_PHYSICAL)}", ("modified",)),),  # inserts touch it
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

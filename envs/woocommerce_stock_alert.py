@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loca.core.credentials import parse_credentials
-from loca.core.outputs import Column, DbRows, SentMail
+from loca.core.outputs import Column, DbRows, MailTemplate, Rows, SentMail, sql_text
 from loca.core.script import Script, ToolRequest, Tools, call, call_all, paged
 from loca.core.task import Scale, TaskSpec
 
@@ -28,8 +28,14 @@ MANAGER_FILE = "purchasing_manager_email.txt"
 CREDENTIALS_FILE = "admin_credentials.txt"
 SUBJECT = "[Stock Alert] {product_name} Stock Below Safety Threshold"
 LINK = "https://docs.google.com/spreadsheets/d/{spreadsheet_id}/edit"
-ALERT = SentMail()  # one message per low-stock product; the subject names the product
-SHEET_CELLS = DbRows("gs_cell", ("sheet", "row", "col"))  # the rows of the Stock Alert tab are rewritten
+SKU_TOKEN = r"(?<![\w-])[A-Z]{3}-\d{5}(?![\w-])"  # a SKU as a message names it
+# One message per low-stock product, made from the template: the text after `**Subject:**` is the
+# subject, the text after the `**Body:**` line the body; the answer fills its placeholders.
+ALERT = SentMail(template=MailTemplate(TEMPLATE_FILE, placeholder=r"\{[a-z_]+\}", subject=r"\*\*Subject:\*\*\s*(.+)",
+                                       body=r"\*\*Body:\*\*"), mentions=SKU_TOKEN)
+_BOOK = f"SELECT pk FROM gs_spreadsheet WHERE title = {sql_text(BOOK_TITLE)}"
+_ALERT_TAB = f"SELECT pk FROM gs_sheet WHERE spreadsheet = ({_BOOK}) AND title = {sql_text(ALERT_TAB)}"
+SHEET_CELLS = DbRows("gs_cell", ("sheet", "row", "col"), where=f"sheet = ({_ALERT_TAB})", columns=None)
 ROWS, MAIL, SPREADSHEET = "rows", "mail", "spreadsheet_id"  # the answer's keys
 # The oracle lists products PAGE at a time; the default listing (newest first, DEFAULT_PAGE a
 # page) always has more than one page and a low-stock product beyond its first.
@@ -56,9 +62,10 @@ Supplier ID are the product's `{SUPPLIER_NAME}` and `{SUPPLIER_ID}` metadata, an
 is the Contact Email of that Supplier ID in tab `{SUPPLIERS_TAB}` (supplier names are not unique). \
 Then, from the admin mailbox (credentials in `{CREDENTIALS_FILE}`), send one e-mail per low-stock \
 product to the purchasing manager (the address in `{MANAGER_FILE}`), addressed to the manager \
-alone, following `{TEMPLATE_FILE}`: subject exactly \
-`{SUBJECT.format(product_name="<Product Name>")}` and the template's body with every placeholder \
-filled in. The sheet's link is `{LINK.format(spreadsheet_id="<spreadsheet id>")}`, where the \
+alone, made from `{TEMPLATE_FILE}`: subject exactly \
+`{SUBJECT.format(product_name="<Product Name>")}` and, as the body, the template's text after its \
+`**Body:**` line word for word (add nothing, leave nothing out) with every placeholder filled in with \
+that product's values. The sheet's link is `{LINK.format(spreadsheet_id="<spreadsheet id>")}`, where the \
 spreadsheet id is the `id` the Google Sheet tools give for `{BOOK_TITLE}`. Do not change any \
 product or the `{SUPPLIERS_TAB}` tab. Change nothing else."""
 
@@ -110,11 +117,13 @@ def alert_rows(items: Iterable[StockItem], contacts: Mapping[int, str], or_equal
     return sorted((alert_row(i, contacts) for i in items if is_low(i, or_equal)), key=lambda r: str(r["SKU"]))
 
 
-def mail_entry(row: Mapping[str, Any], manager: str) -> dict[str, Any]:
-    """The alert expected for one row of the Stock Alert tab."""
-    return {"to": manager, "sku": row["SKU"], "subject": SUBJECT.format(product_name=row["Product Name"]),
-            "current_stock": row["Current Stock"], "threshold": row["Safety Threshold"],
-            "supplier_name": row["Supplier Name"], "supplier_contact": row["Supplier Contact"]}
+def mail_entry(row: Mapping[str, Any], manager: str, spreadsheet_id: str) -> dict[str, Any]:
+    """The alert expected for one row of the Stock Alert tab: the template's values, the SKU it
+    names."""
+    values = {"product_name": row["Product Name"], "sku": row["SKU"], "current_stock": row["Current Stock"],
+              "safety_threshold": row["Safety Threshold"], "supplier_name": row["Supplier Name"],
+              "supplier_contact": row["Supplier Contact"], "sheet_link": LINK.format(spreadsheet_id=spreadsheet_id)}
+    return {"to": manager, "fill": {f"{{{key}}}": str(value) for key, value in values.items()}, "ids": [row["SKU"]]}
 
 
 @dataclass(frozen=True)
@@ -170,5 +179,6 @@ TASK = TaskSpec(
     instruction=instruction,
     read_set=read_set,
     outputs=(ALERT, SHEET_CELLS),
+    extra_rows=(Rows("gs_spreadsheet", f"pk = ({_BOOK})", ("modified",)),),  # stamped by every write
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

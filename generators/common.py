@@ -17,8 +17,8 @@ from jinja2.bccache import Bucket
 
 from loca.core.cache import cache_dir, write_cache_file
 from loca.core.task import TaskSpec
-from loca.core.world import World, WorldMeta, content_hash, write_text_atomic
-from mock_servers import load_toolbox, prepare_world, snapshot_ignore
+from loca.core.world import INPUTS, World, WorldMeta, content_hash, write_text_atomic
+from mock_servers import load_toolbox, prepare_world, snapshot_rules
 from mock_servers.core import snapshot
 from mock_servers.core.db import Database
 from mock_servers.core.models import ClockState
@@ -45,15 +45,19 @@ def finish_world(world: World, spec: TaskSpec, answer: dict[str, Any],
                  *, known_tables: Mapping[str, snapshot.TableState] | None = None, **truth: Any) -> World:
     """Freeze what the checker needs and record the world's identity: `truth/truth.json` (the
     expected `answer` per output, plus any other ground truth), `truth/snapshot.json` (the state
-    before the agent acts, writable files left out) and the content hash. `known_tables`: table
+    before the agent acts, writable files left out), copies of the workspace files the checker
+    reads as generated (`truth/inputs/`, mail templates) and the content hash. `known_tables`: table
     states the generator took itself (`snapshot.take`). The servers' prepare steps run first."""
     prepare_world(world, list(spec.servers.values()))
+    for name in spec.input_copies:
+        (world.truth_dir / INPUTS).mkdir(exist_ok=True)
+        shutil.copyfile(world.workspace / name, world.truth_dir / INPUTS / name)
     truth_json = orjson.dumps({"answer": answer, **truth}, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     write_text_atomic(world.truth_dir / "truth.json", truth_json.decode() + "\n")
-    ignored = snapshot_ignore(list(spec.servers.values()))
-    taken = snapshot.take(world, ignored, spec.writable_files, known_tables)
-    write_text_atomic(world.truth_dir / "snapshot.json", taken.model_dump_json(indent=1) + "\n")
-    world.meta.content_hash = content_hash(world, snapshot.whole_tables(taken, ignored))
+    rules = snapshot_rules(list(spec.servers.values()), spec.footprint, spec.writable_files)
+    taken = snapshot.take(world, rules, known_tables)
+    write_text_atomic(world.truth_dir / "snapshot.json", taken.model_dump_json(indent=1, exclude_none=True) + "\n")
+    world.meta.content_hash = content_hash(world, snapshot.whole_tables(taken, rules))
     world.save()
     return world
 

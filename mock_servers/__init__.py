@@ -4,10 +4,13 @@ each module exposes `toolbox` (its tool definitions) and `build(world, config=No
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from loca.core.outputs import Rows
     from loca.core.world import World
+    from mock_servers.core.snapshot import Rules
     from mock_servers.core.toolkit import Toolbox
 
 SERVERS: dict[str, str] = {
@@ -35,12 +38,18 @@ def load_toolbox(server: str) -> Toolbox:
     return toolbox
 
 
-def snapshot_ignore(servers: list[str]) -> dict[str, frozenset[str] | None]:
-    """The snapshot rules every one of `servers` declares (see `core.snapshot`)."""
-    merged: dict[str, frozenset[str] | None] = {}
+def snapshot_rules(servers: list[str], footprint: Sequence[Rows] = (), files: Sequence[str] = ()) -> Rules:
+    """What a snapshot of a world served by `servers` compares: the rules every one of them
+    declares (see `core.snapshot`), with a task's footprint and writable workspace files."""
+    from mock_servers.core.snapshot import Rules
+
+    ignored: dict[str, frozenset[str] | None] = {}
+    unordered: set[str] = set()
     for server in servers:
-        merged.update(load_toolbox(server).snapshot_ignore)
-    return merged
+        toolbox = load_toolbox(server)
+        ignored.update(toolbox.snapshot_ignore)
+        unordered.update(toolbox.snapshot_unordered)
+    return Rules(ignored, frozenset(unordered), tuple(footprint), tuple(files))
 
 
 def prepare_world(world: World, servers: list[str]) -> None:

@@ -176,11 +176,11 @@ def test_the_runtime_refuses_before_the_tool_runs_and_on_both_paths(rt: ServerRu
 
 
 def test_a_call_over_its_time_is_stopped_and_rolled_back(rt: ServerRuntime) -> None:
-    before = snapshot.take(rt.world, {})
+    before = snapshot.take(rt.world, snapshot.Rules({}))
     text, is_error, seconds = call(rt, "bound_spin")
     assert is_error and text.startswith("Error [DEADLINE_EXCEEDED]: bound_spin: the call took longer than 0.3 s")
     assert seconds < 2
-    assert snapshot.changes(rt.world, before, {}) == []
+    assert snapshot.changes(rt.world, before, snapshot.Rules({})) == []
     text, is_error, seconds = call(rt, "bound_slow_sql")
     assert is_error and text.startswith("Error [DEADLINE_EXCEEDED]: bound_slow_sql: ") and seconds < 2
     assert call(rt, "bound_echo", value=1)[:2] == ('{"value":1,"short":null,"number":null}', False)

@@ -42,7 +42,7 @@ from generators.machine_operating.plan import (
 )
 from loca.core.rng import WorldRng
 from loca.core.world import World, content_hash
-from mock_servers import snapshot_ignore
+from mock_servers import snapshot_rules
 from mock_servers.core import snapshot
 from mock_servers.core.files import save_workbook
 from mock_servers.core.snapshot import Snapshot
@@ -143,8 +143,8 @@ def test_table_and_workbook_read_through_the_tools_say_what_the_truth_says(built
 
 def test_the_table_digest_taken_from_the_plan_is_the_one_read_back(tmp_path: Path) -> None:
     made = TASK.generate(tmp_path / "w", {"total_machines": 7}, 1)
-    ignored = snapshot_ignore(list(TASK.spec.servers.values()))
-    read_back = snapshot.take(made, ignored, TASK.spec.writable_files)
+    rules = snapshot_rules(list(TASK.spec.servers.values()), TASK.spec.footprint, TASK.spec.writable_files)
+    read_back = snapshot.take(made, rules)
     assert read_back == Snapshot.model_validate_json((made.truth_dir / "snapshot.json").read_text())
     assert content_hash(made) == made.meta.content_hash
 

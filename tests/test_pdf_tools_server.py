@@ -15,6 +15,7 @@ from pypdf import PdfReader, PdfWriter
 from reportlab.lib.colors import black
 
 from generators.pdf import deterministic_canvas, page_pdf, pdf_bytes, write_pdf
+from mock_servers import snapshot_rules
 from mock_servers.core import snapshot
 from mock_servers.pdf_tools import documents, search, toolbox
 from tests.harness import ServerHarness
@@ -363,15 +364,15 @@ def test_search_continues_across_stdio_server_processes(make_world: Any) -> None
 
 
 def test_search_sessions_are_not_side_effects(pdfs: ServerHarness) -> None:
-    ignored = toolbox.snapshot_ignore
-    before = snapshot.take(pdfs.world, ignored)
+    rules = snapshot_rules(["pdf_tools"])
+    before = snapshot.take(pdfs.world, rules)
     pdfs.ok_text("search_pdf_content", pdf_file_path="invoices.pdf", pattern="invoice")
     pdfs.ok_text("search_pdf_go_page", search_id="search_1", page_number=1)
     pdfs.ok_text("read_pdf_pages", pdf_file_path="invoices.pdf", end_page=5)
-    assert snapshot.changes(pdfs.world, before, ignored) == []
+    assert snapshot.changes(pdfs.world, before, rules) == []
     pdfs.ok_text("extract_pdf_pages", source_path="invoices.pdf", page_numbers=[1],
                  output_path="invoices.pdf")
-    assert snapshot.changes(pdfs.world, before, ignored) == ["workspace file invoices.pdf was changed"]
+    assert snapshot.changes(pdfs.world, before, rules) == ["workspace file invoices.pdf was changed"]
 
 
 # --- determinism, schemas ---------------------------------------------------------------------

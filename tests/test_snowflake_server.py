@@ -14,6 +14,7 @@ import pytest
 from fastmcp import Client
 
 from loca.core.world import World
+from mock_servers import snapshot_rules
 from mock_servers.core import snapshot
 from mock_servers.snowflake import toolbox
 from tests.harness import ServerHarness, table_rows
@@ -150,15 +151,15 @@ def test_runaway_query_hits_the_call_budget(world: World) -> None:
 
 
 def test_reads_and_use_have_no_side_effects_writes_do(h: ServerHarness, world: World) -> None:
-    ignored = toolbox.snapshot_ignore
-    before = snapshot.take(world, ignored)
+    rules = snapshot_rules(["snowflake"])
+    before = snapshot.take(world, rules)
     for tool, args in [("list_databases", {}), ("list_tables", {"database": "SHOP", "schema": "PUBLIC"}),
                        ("describe_table", {"table_name": "ORDERS"}), ("read_query", {"query": "SELECT * FROM ORDERS"}),
                        ("read_query", {"query": "SHOW TABLES"}), ("write_query", {"query": "USE DATABASE HR"})]:
         h.ok_text(tool, **args)
-    assert snapshot.changes(world, before, ignored) == []
+    assert snapshot.changes(world, before, rules) == []
     h.ok_text("write_query", query="DELETE FROM SHOP.PUBLIC.ITEMS WHERE SKU = 'A'")
-    problems = snapshot.changes(world, before, ignored)
+    problems = snapshot.changes(world, before, rules)
     assert problems and all("sf_data_" in p for p in problems)
 
 

@@ -238,7 +238,7 @@ def test_the_audit_log_is_a_file_of_its_own_so_a_read_leaves_the_state_untouched
 def test_the_audit_log_is_no_side_effect_and_keeps_odd_arguments(runtime):
     from mock_servers.core import snapshot
 
-    before = snapshot.take(runtime.world, {})
+    before = snapshot.take(runtime.world, snapshot.Rules({}))
     run(runtime.call("demo_echo", {"title": "\ud800 lone surrogate", "count": 2}))
-    assert snapshot.changes(runtime.world, before, {}) == []
+    assert snapshot.changes(runtime.world, before, snapshot.Rules({})) == []
     assert "\\ud800" in _audit_rows(runtime)[-1][2]

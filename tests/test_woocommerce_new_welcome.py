@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from checkers.woocommerce_new_welcome import _body_problems
 from envs.core.registry import get_task
 from envs.woocommerce_new_welcome import (
     COMPLETED,
@@ -24,15 +23,16 @@ from envs.woocommerce_new_welcome import (
     DATASET,
     MAIL,
     NOW,
-    SUBJECT,
     TABLE,
     TEMPLATE_FILE,
     TRAP_PAGE,
+    WELCOME,
     WINDOW,
 )
 from generators.woocommerce_new_welcome.model import ONCE, Plan, counts, default_idle
 from generators.woocommerce_new_welcome.plan import edge_cases, plan_world
 from loca.core.credentials import parse_credentials
+from loca.core.outputs import fill
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
@@ -168,23 +168,23 @@ def _rows(world: World, edit: Callable[[Row], Row] = dict, first: int | None = N
 
 
 def _template(world: World) -> tuple[str, str]:
-    subject, body = (world.workspace / TEMPLATE_FILE).read_text().split("\n", 1)
-    return subject.removeprefix("Subject: "), body.strip()
+    assert WELCOME.template is not None
+    return WELCOME.template.parts((world.workspace / TEMPLATE_FILE).read_text())
+
+
+def _subject(world: World, entry: Row) -> str:
+    return fill(_template(world)[0], entry["fill"])
 
 
 def _body(world: World, entry: Row) -> str:
-    _, body = _template(world)
-    store = world.meta.accounts["woocommerce"]["store_name"]
-    return (body.replace("[Store Name]", store).replace("[Customer Name]", entry["first_name"])
-            .replace("[Order ID]", str(entry["order_id"])).replace("[Order Amount]", entry["amount"])
-            .replace("[Order Date]", entry["order_date"]))
+    return fill(_template(world)[1], entry["fill"])
 
 
 def _solve(world: World, row: Callable[[Row], Row] = dict, body: Callable[[World, Row], str] = _body,
            subject: str | None = None, **send: Any) -> None:
     _insert(world, _rows(world, row))
     for entry in _answer(world)[MAIL]:
-        _call(world, "email_send_email", to=entry["to"], subject=subject or _answer(world)[SUBJECT],
+        _call(world, "email_send_email", to=entry["to"], subject=subject or _subject(world, entry),
               body=body(world, entry), **send)
 
 
@@ -197,7 +197,7 @@ def _failed(world: World) -> list[str]:
 def test_oracle_passes_and_noop_fails(base: World, tmp_path: Path) -> None:
     assert asyncio.run(play_script(TASK, world_copy(base, tmp_path / "a"), "oracle")).passed
     assert asyncio.run(play_script(TASK, world_copy(base, tmp_path / "b"), "noop")).failed_names() == [
-        "crm_new_set", "email_recipients"]
+        "crm_new_set", "email_recipients", "email_content"]  # no message: nothing to judge is no pass
 
 
 def test_the_plain_answer_passes(world: World) -> None:
@@ -207,18 +207,19 @@ def test_the_plain_answer_passes(world: World) -> None:
 
 def test_checker_accepts_a_careful_agents_readings(world: World) -> None:
     """Rows one at a time in another order, e-mail and names spaced and cased, the phone as bare
-    digits; an HTML body, `#` before the order ID and the body's own wording around the values."""
+    digits; the filled template sent as HTML with the prose in other case, the subject spaced and
+    the recipient written as `Name <ADDRESS>`."""
     rows = _rows(world, lambda r: {**r, "email": r["email"].upper(), "first_name": f" {r['first_name']} ",
                                    "phone": "".join(ch for ch in r["phone"] if ch.isdigit())})
     for row in reversed(rows):
         _insert(world, [row])
-    subject, _ = _template(world)
     for entry in _answer(world)[MAIL]:
-        html = (f"<p>Dear {entry['first_name'].upper()},</p><p>Order #{entry['order_id']} of {entry['order_date']}: "
-                f"{entry['amount']}.</p><p>Code <b>{COUPON}</b></p>")
-        _call(world, "email_send_email", to=entry["to"].upper(), subject=f"  {_answer(world)[SUBJECT]} ",
-              body="Welcome!", html_body=html)
-    assert subject != _answer(world)[SUBJECT] and _failed(world) == []
+        paragraphs = _body(world, entry).split("\n\n")
+        html = "".join(f"<p>{p.replace(entry['fill']['[Customer Name]'], '<b>{}</b>')}</p>" for p in paragraphs)
+        html = html.format(entry["fill"]["[Customer Name]"]).replace("Welcome", "WELCOME")
+        _call(world, "email_send_email", to=f"Customer <{entry['to'].upper()}>", subject=f"  {_subject(world, entry)} ",
+              body="(HTML message)", html_body=html)
+    assert _failed(world) == []
 
 
 def test_rows_loaded_from_a_csv_file_pass(world: World) -> None:
@@ -228,7 +229,7 @@ def test_rows_loaded_from_a_csv_file_pass(world: World) -> None:
     _call(world, "google_cloud_bigquery_load_csv_data", dataset_id=DATASET, table_id=TABLE,
           csv_file_path="new_rows.csv", write_mode="WRITE_APPEND")
     for entry in _answer(world)[MAIL]:
-        _call(world, "email_send_email", to=entry["to"], subject=_answer(world)[SUBJECT], body=_body(world, entry))
+        _call(world, "email_send_email", to=entry["to"], subject=_subject(world, entry), body=_body(world, entry))
     assert _failed(world) == []
 
 
@@ -284,7 +285,7 @@ def test_wrong_values_fail_crm_new_values(world: World, edit: Callable[[Row], Ro
 def test_an_extra_copied_or_shared_message_fails_email_recipients(world: World, tmp_path: Path, base: World) -> None:
     _solve(world)
     first = _answer(world)[MAIL][0]
-    _call(world, "email_send_email", to=first["to"], subject=_answer(world)[SUBJECT], body=_body(world, first))
+    _call(world, "email_send_email", to=first["to"], subject=_subject(world, first), body=_body(world, first))
     assert _failed(world) == ["email_recipients"]
     cc = world_copy(base, tmp_path / "cc")
     address, password = parse_credentials((cc.workspace / CREDENTIALS_FILE).read_text())
@@ -293,12 +294,23 @@ def test_an_extra_copied_or_shared_message_fails_email_recipients(world: World, 
     assert _failed(cc) == ["email_recipients"]
 
 
+def _name(entry: Row) -> str:
+    return str(entry["fill"]["[Customer Name]"])
+
+
 @pytest.mark.parametrize("body", [
-    lambda w, e: _body(w, e).replace(e["amount"], e["amount"][1:]),
-    lambda w, e: _body(w, e).replace(e["order_date"], "[Order Date]"),
+    lambda w, e: _body(w, e).replace(e["fill"]["[Order Amount]"], e["fill"]["[Order Amount]"][1:]),
+    lambda w, e: _body(w, e).replace(e["fill"]["[Order Date]"], "[Order Date]"),
     lambda w, e: _body(w, e).replace(COUPON, "WELCOME"),
-    lambda w, e: _body(w, e).replace(f"Hi {e['first_name']}", "Hi there"),
-    lambda w, e: _body(w, e).replace(f"Order ID: {e['order_id']}", "Order ID: 1"),
+    lambda w, e: _body(w, e).replace(f"Hi {_name(e)}", "Hi there"),
+    lambda w, e: _body(w, e).replace(f"Order ID: {e['fill']['[Order ID]']}", "Order ID: 1"),
+    lambda w, e: _body(w, e).replace(f"Hi {_name(e)}", f"Hi {_name(e)} Smith"),  # the full name
+    lambda w, e: fill(_template(w)[1], {**e["fill"], "[Order ID]": e["fill"]["[Order Date]"],
+                                        "[Order Date]": e["fill"]["[Order ID]"]}),  # two values swapped
+    lambda w, e: _body(w, e) + "\nP.S. Your previous order 1 shipped too.",  # text the template does not have
+    lambda w, e: "\n".join(line for line in _body(w, e).splitlines() if COUPON not in line),  # a line left out
+    lambda w, e: f"Hi {_name(e)}, order {e['fill']['[Order ID]']} of {e['fill']['[Order Amount]']} on "
+                 f"{e['fill']['[Order Date]']}: use {COUPON}.",  # every value, none of the template's text
 ])
 def test_a_wrong_body_fails_email_content(world: World, body: Callable[[World, Row], str]) -> None:
     _solve(world, body=body)
@@ -308,14 +320,6 @@ def test_a_wrong_body_fails_email_content(world: World, body: Callable[[World, R
 def test_the_wrong_subject_fails_email_content(world: World) -> None:
     _solve(world, subject=_template(world)[0])
     assert _failed(world) == ["email_content"]
-
-
-def test_order_ids_are_whole_tokens() -> None:
-    entry = {"first_name": "Ann", "order_id": 10, "amount": "$54.00", "order_date": "2025-03-08"}
-    plain = f"Hi Ann, your order of 2025-03-08 ($54.00): enjoy 10% off with {COUPON}."
-    assert _body_problems(plain, entry) == ["no order ID"]
-    assert _body_problems(plain + " Order #10.", entry) == []
-    assert _body_problems(plain.replace("Ann", "Annabel") + " Order 10", entry) == ["no first name"]
 
 
 @pytest.mark.parametrize("act", [

@@ -4,8 +4,9 @@ both), their exam scores and latest quiz scores. Pure: named random streams in, 
 Guarantees: every listed student's drop ratio is at least 0.002 away from 0.25 and 0.45; the
 listed students' drop ratios differ once rounded to 4 decimals (so the order has one reading);
 each threshold has a near miss on each side (0.002 to 0.01 away); there are critical and
-non-critical listed students, students who missed exams, a latest student without history,
-history students absent from the latest file and two students sharing a full name."""
+non-critical listed students, students who missed exams (the student listed just above 0.25
+among them), a latest student without history, history students absent from the latest file and
+two students sharing a full name."""
 
 from __future__ import annotations
 
@@ -149,6 +150,8 @@ def plan_world(rngs: WorldRng, names: PersonNames, num_students: int, num_former
     with_history = [i for i in ids if i != no_history and i not in former]
     kinds = dict(zip(with_history, _kinds(rng, len(with_history)), strict=True))
     missing = set(rng.sample(ids[1:], max(1, round(MISS_SHARE * total))))
+    # The student listed just above 0.25 missed an exam: counted as a 0, it would take them off the list.
+    missing.add(next(sid for sid in with_history if kinds[sid] == "near_25_above"))
     taken: set[str] = set()
     students = []
     for sid, name in zip(ids, full_names, strict=True):

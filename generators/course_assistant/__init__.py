@@ -211,5 +211,6 @@ def generate(root: Path, params: dict[str, object], seed: int,
         _write_mail(session, plan, rngs, password, salt)
     db.dispose()
     _write_workspace(world, plan, password)
-    answer = [{"to": s.email, "name": s.name, "student_id": s.student_id} for s in plan.recipients()]
+    answer = [{"to": s.email, "name": s.name, "student_id": s.student_id, "ids": [s.student_id]}
+              for s in plan.recipients()]
     return finish_world(world, TASK, {MAIL: answer})

@@ -31,6 +31,7 @@ from envs.filter_low_selling_products import (
     MAIL,
     MOVED,
     OUTLET,
+    PLACEHOLDER,
     PRICE,
     PRODUCT,
     PROMO,
@@ -61,7 +62,6 @@ from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.core import sql
 from mock_servers.email import domain as mail
 from mock_servers.woocommerce.domain import products as woo_products
-from mock_servers.woocommerce.domain import terms
 from mock_servers.woocommerce.domain.base import Store
 from mock_servers.woocommerce.seed import CategoryDef, CustomerDef, ProductDef, StoreDef, fill
 
@@ -147,13 +147,13 @@ def _secret(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(16))
 
 
-def _template(plan: Plan, rng: random.Random) -> tuple[str, str]:
-    """(subject, the whole template file)."""
+def _template(plan: Plan, rng: random.Random) -> str:
+    """The template file: the subject on its first line, then the body."""
     values = {"store": plan.store, "outlet": OUTLET}
     subject = rng.choice(SUBJECTS).format(**values)
     text = _render("email_template", subject=subject, outlet=OUTLET, store=plan.store, admin=plan.admin.name,
                    opening=rng.choice(OPENINGS).format(**values), closing=rng.choice(CLOSINGS))
-    return subject, text + "\n"
+    return text + "\n"
 
 
 def _write_workspace(world: World, plan: Plan, template: str, password: str) -> None:
@@ -171,15 +171,11 @@ def report_rows(plan: Plan) -> list[dict[str, str]]:
             for p in plan.to_move]
 
 
-def store_state(session: Session) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """Every product as the tools show it (date_modified left out), by id; every category
-    (its product count left out)."""
+def store_state(session: Session) -> dict[str, dict[str, Any]]:
+    """Every product as the tools show it (date_modified left out), by id."""
     found = sql.rows(session, woo_products.Product, f"SELECT {woo_products.COLUMNS} FROM woo_product p ORDER BY p.id")
-    store = Store(session, NOW, UTC)
-    views = woo_products.views(store, found)
-    categories = [{k: v for k, v in c.items() if k != "count"}
-                  for c in terms.categories(store, None, None, False, 1, 10_000)[0]]
-    return {str(v["id"]): {k: x for k, x in v.items() if k != "date_modified"} for v in views}, categories
+    views = woo_products.views(Store(session, NOW, UTC), found)
+    return {str(v["id"]): {k: x for k, x in v.items() if k != "date_modified"} for v in views}
 
 
 def generate(root: Path, params: dict[str, object], seed: int,
@@ -204,14 +200,14 @@ def generate(root: Path, params: dict[str, object], seed: int,
         ids = _write_store(session, plan, rngs.stream("texts"))
         _write_mail(session, plan, password, salt)
     with db.read() as session:
-        products, categories = store_state(session)
+        products = store_state(session)
     db.dispose()
-    subject, template = _template(plan, rngs.stream("template"))
+    template = _template(plan, rngs.stream("template"))
     _write_workspace(world, plan, template, password)
     answer = {REPORT.file: report_rows(plan),
-              MAIL: sorted(({"to": s.email, "name": s.name} for s in plan.subscribers if s.subscribed),
-                           key=lambda e: e["to"]),
+              MAIL: sorted(({"to": s.email, "fill": {PLACEHOLDER: s.name}}
+                            for s in plan.subscribers if s.subscribed), key=lambda e: e["to"]),
               MOVED: sorted(ids[p.sku] for p in plan.to_move)}
-    write_text_atomic(world.truth_dir / STORE_FILE, json.dumps({"products": products, "categories": categories},
+    write_text_atomic(world.truth_dir / STORE_FILE, json.dumps({"products": products},
                                                                ensure_ascii=False, separators=(",", ":")))
-    return finish_world(world, TASK, answer, subject=subject)
+    return finish_world(world, TASK, answer)

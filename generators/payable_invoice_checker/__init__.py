@@ -33,6 +33,7 @@ from envs.payable_invoice_checker import (
     NEW_PAYMENTS,
     PAYMENT_COLUMNS,
     PAYMENTS,
+    PHYSICAL,
     SCHEMA,
     TASK,
     TRAP_ROWS,
@@ -59,6 +60,7 @@ from loca.core.clock import iso_z
 from loca.core.credentials import credentials_text
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
+from mock_servers.core import sql
 from mock_servers.email import domain as mail
 from mock_servers.snowflake.seed import ColumnDef, DatabaseDef, SchemaDef, TableDef, build
 
@@ -139,6 +141,9 @@ def _warehouse(plan: Plan) -> list[DatabaseDef]:
 
 def _write_state(session: Session, plan: Plan, password: str, salt: str) -> None:
     build(session, _warehouse(plan), NOW - timedelta(days=30))
+    stored = dict(sql.run(session, "SELECT name, physical FROM sf_table"))
+    if stored != PHYSICAL:
+        raise AssertionError(f"the tables are stored in {stored}, not {PHYSICAL}")
     mail.add_account(session, address=plan.clerk.email, name=plan.clerk.name, password=password, salt=salt,
                      created_at=iso_z(NOW - timedelta(days=700)))
     mail.add_accounts(session, [(m.email, m.name) for m in plan.managers], created_at=iso_z(NOW - timedelta(days=600)))
@@ -167,7 +172,7 @@ def _answer(plan: Plan) -> dict[str, Any]:
                         "INVOICE_DATE": i.issued.isoformat()} for i in new],
         NEW_PAYMENTS: [{"INVOICE_ID": i.invoice_id, "PAYMENT_AMOUNT": _money(i.paid),
                         "OUTSTANDING_FLAG": int(i.outstanding)} for i in new],
-        MAIL: [{"to": email, "invoices": ids} for email, ids in plan.mail().items()],
+        MAIL: [{"to": email, "ids": ids} for email, ids in plan.mail().items()],
     }
 
 

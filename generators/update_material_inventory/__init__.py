@@ -28,7 +28,6 @@ from envs.update_material_inventory import (
     STOCK,
     TASK,
     cents,
-    sheet_and_store,
 )
 from generators.common import PersonNames, create_world, finish_world, seeded_faker
 from generators.update_material_inventory.plan import (
@@ -135,4 +134,4 @@ def generate(root: Path, params: dict[str, object], seed: int, target_tokens: in
     stock = plan.stock()
     answer = {BALANCES: [{"Material ID": m.id, "Current Stock": cents(plan.after[m.id])} for m in plan.materials],
               STOCK: [{"id": ids[sku], "sku": sku, "stock_quantity": stock[sku]} for sku in sorted(plan.bom)]}
-    return finish_world(world, TASK, answer, initial=sheet_and_store(world.state_path))
+    return finish_world(world, TASK, answer)

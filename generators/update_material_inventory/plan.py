@@ -400,6 +400,8 @@ def problems(plan: Plan) -> list[str]:
     limits = {sku: [m for m, r in rs.items() if r == min(rs.values())] for sku, rs in ratios.items()}
     if not any(len(users[m]) > 1 for ms in limits.values() for m in ms):
         found.append("no product limited by a shared material")
+    if not any(min(rs.values()) % 1 >= Decimal("0.5") for rs in ratios.values()):
+        found.append("no producible quantity with a fraction of .5 or more (rounding would give the floor)")
     exact = [sku for sku, rs in ratios.items() if min(rs.values()) == min(rs.values()).to_integral_value()]
     if not any(math.floor(float(plan.after[m]) / float(q)) < ratios[sku][m]
                for sku in exact for m, q in plan.bom[sku] if m in limits[sku]):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
 
 from envs.woocommerce_new_welcome import (
+    AMOUNT,
     CATALOG,
     COUPON,
     CREDENTIALS_FILE,
@@ -31,9 +32,11 @@ from envs.woocommerce_new_welcome import (
     CRM_PHYSICAL,
     DATASET,
     MAIL,
+    NAME,
     NOW,
+    ORDER_DATE,
+    ORDER_ID,
     STORE,
-    SUBJECT,
     TABLE,
     TASK,
     TEMPLATE_FILE,
@@ -112,7 +115,7 @@ def crm_rows(plan: Plan) -> list[list[Any]]:
     return out
 
 
-def _write_state(session: Session, plan: Plan, rngs: WorldRng, password: str, salt: str) -> list[list[Any]]:
+def _write_state(session: Session, plan: Plan, rngs: WorldRng, password: str, salt: str) -> None:
     seeded = fill(session, _store(plan, rngs.stream("store_details")), salt=salt)
     if list(seeded.customers.values()) != list(range(1, len(plan.customers) + 1)):
         raise AssertionError("customers were not numbered as planned")
@@ -121,18 +124,13 @@ def _write_state(session: Session, plan: Plan, rngs: WorldRng, password: str, sa
     table = TableDef(TABLE, fields, crm_rows(plan), description="Customers synced from the WooCommerce store")
     bigquery(session, PROJECT, [DatasetDef(DATASET, [table], description="Customer relationship data")],
              NOW - timedelta(days=400))
-    catalog = [list(row) for row in sql.run(session, CATALOG)]
-    if [row[4] for row in catalog] != [CRM_PHYSICAL]:
+    catalog = [row[0] for row in sql.run(session, CATALOG)]
+    if catalog != [CRM_PHYSICAL]:
         raise AssertionError(f"the CRM table is stored in {catalog}, not {CRM_PHYSICAL}")
     mail.add_account(session, address=admin_address(plan), name=f"{plan.store_name} Admin", password=password,
                      salt=salt, created_at=iso_z(NOW - timedelta(days=800)))
     mail.add_accounts(session, [(c.email, c.full_name) for c in plan.customers],
                       created_at=iso_z(NOW - timedelta(days=800)))
-    return catalog
-
-
-def subject(plan: Plan) -> str:
-    return SUBJECTS[plan.subject].replace(STORE, plan.store_name)
 
 
 def answer(plan: Plan) -> dict[str, Any]:
@@ -143,9 +141,10 @@ def answer(plan: Plan) -> dict[str, Any]:
         crm.append({"woocommerce_id": c + 1, "email": person.email, "first_name": person.first,
                     "last_name": person.last, "phone": person.phone,
                     "first_order_date": order.completed.date().isoformat()})
-        sent.append({"to": person.email, "first_name": person.first, "order_id": n + 1,
-                     "amount": f"${money(order.total)}", "order_date": order.created.date().isoformat()})
-    return {CRM: crm, MAIL: sent, SUBJECT: subject(plan)}
+        sent.append({"to": person.email, "fill": {
+            STORE: plan.store_name, NAME: person.first, ORDER_ID: str(n + 1), AMOUNT: f"${money(order.total)}",
+            ORDER_DATE: order.created.date().isoformat()}})
+    return {CRM: crm, MAIL: sent}
 
 
 def _secret(rng: random.Random) -> str:
@@ -167,11 +166,11 @@ def generate(root: Path, params: dict[str, object], seed: int,
                                "woocommerce": {"store_name": plan.store_name}})
     world, db = create_world(root, meta, TASK.servers.values())
     with db.write() as session:
-        catalog = _write_state(session, plan, rngs, password, salt)
+        _write_state(session, plan, rngs, password, salt)
     db.dispose()
     write_text_atomic(world.workspace / TEMPLATE_FILE, _TEMPLATES.get_template(TEMPLATE_FILE).render(
         subject=SUBJECTS[plan.subject], coupon=COUPON) + "\n")
     write_text_atomic(world.workspace / CREDENTIALS_FILE,
                       credentials_text(f"{plan.store_name} admin mailbox", admin_address(plan), password, plan.domain))
     existing = crm_rows(plan)
-    return finish_world(world, TASK, answer(plan), existing=existing, next_id=len(existing) + 1, catalog=catalog)
+    return finish_world(world, TASK, answer(plan), existing=existing, next_id=len(existing) + 1)

@@ -140,10 +140,8 @@ def generate(root: Path, params: dict[str, object], seed: int, target_tokens: in
         _store(session, plan)
         _mail(session, plan, password, salt)
         book = _sheet(session, plan, seed)
-        frozen = sheets.layout_and_cells(session, skip_tabs=(ALERT_TAB,))
     db.dispose()
     _workspace(world, plan, password)
     rows = plan.expected_rows()
-    answer = {ROWS: rows, MAIL: [mail_entry(r, plan.manager[1]) for r in rows], SPREADSHEET: book}
-    return finish_world(world, TASK, answer, skus=sorted(p.sku for p in plan.products), frozen=frozen,
-                        stale=plan.stale, kept=plan.kept)
+    answer = {ROWS: rows, MAIL: [mail_entry(r, plan.manager[1], book) for r in rows], SPREADSHEET: book}
+    return finish_world(world, TASK, answer, stale=plan.stale, kept=plan.kept)

@@ -1,18 +1,49 @@
 """Typed output specifications: what a task's agent must produce, declared once in the task's
 spec and shared by its generator (initial files), checker (check factories) and oracle (what to
-write). Each kind says which workspace files or database tables producing it may change, which
-is the task's writable set for `no_side_effects`."""
+write). Each kind says which workspace files (`files`) and which rows of the state (`rows`)
+producing it may change: together they are the task's writable set, the only part of the world
+`no_side_effects` lets change."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 # Normalisations by name (tasks.md §0); checkers.normalize implements them.
 NORMS = ("S", "Si", "E", "N", "I", "T", "date", "time")
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows of one state table that producing an output may touch. Rows added after the
+    snapshot are allowed where `where` holds. Existing rows where it holds: with `columns`
+    empty, they stay as they were; with `columns` named, only those columns may change (the
+    rows themselves stay, the rest of each as it was); with `columns` None, they may change in
+    any way or go. `where` is an SQL condition on the table's columns (subqueries allowed),
+    read on the state as generated and again as graded."""
+
+    table: str
+    where: str = "1"
+    columns: tuple[str, ...] | None = ()
+
+    @property
+    def free(self) -> bool:
+        """Whether existing rows where `where` holds may change in any way or go."""
+        return self.columns is None
+
+    @property
+    def partial(self) -> bool:
+        """Whether existing rows where `where` holds may change in `columns` only."""
+        return bool(self.columns)
+
+
+def sql_text(value: str) -> str:
+    """`value` as an SQL string literal (for `Rows.where`)."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -34,7 +65,7 @@ class TableFile:
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     sheet: str | None = None
-    grows: ClassVar[tuple[str, ...]] = ()
+    rows: ClassVar[tuple[Rows, ...]] = ()
 
     def __post_init__(self) -> None:
         missing = [k for k in self.key if k not in self.headers]
@@ -55,14 +86,65 @@ class TableFile:
 
 
 @dataclass(frozen=True)
+class MailTemplate:
+    """A workspace file the instruction says to fill in and send: the line `subject` matches
+    (searched line by line; its group 1, or the whole match) is the subject, and the body is the
+    text after that line, or after the line `body` matches when given. `placeholder` matches a
+    placeholder; the answer fills each one per message (`fill`)."""
+
+    file: str
+    placeholder: str
+    subject: str = r".+"
+    body: str | None = None
+
+    def parts(self, text: str) -> tuple[str, str]:
+        """(the subject line's template, the body's template) of the template's `text`."""
+        lines = text.splitlines()
+        found = next(((i, m) for i, line in enumerate(lines) if (m := re.fullmatch(self.subject, line.strip()))),
+                     None)
+        if found is None:
+            raise ValueError(f"{self.file}: no line is a subject line ({self.subject!r})")
+        at, match = found
+        subject = (match.group(1) if match.re.groups else match.group(0)).strip()
+        start = at + 1
+        if self.body is not None:
+            marker = next((i for i in range(at + 1, len(lines)) if re.fullmatch(self.body, lines[i].strip())), None)
+            if marker is None:
+                raise ValueError(f"{self.file}: no line marks the body ({self.body!r})")
+            start = marker + 1
+        return subject, "\n".join(lines[start:]).strip()
+
+    def placeholders(self, text: str) -> list[str]:
+        """The placeholders of a text, in order, each once."""
+        return list(dict.fromkeys(re.findall(self.placeholder, text)))
+
+
+def fill(text: str, values: Mapping[str, str]) -> str:
+    """`text` with every placeholder of `values` replaced by its value."""
+    for placeholder, value in values.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+MAIL_TABLES = ("email_message", "email_recipient", "email_attachment", "email_transfer",
+               "email_transfer_attachment")
+
+
+@dataclass(frozen=True)
 class SentMail:
-    """E-mail the agent sends from its mailbox; judged by diffing every mailbox against the
-    snapshot. `subject` is the exact subject when the instruction fixes one."""
+    """E-mail the agent sends from its mailbox, judged as the mail system transferred it (every
+    message its address sent since the snapshot, wherever its copies now are). `subject` is the
+    exact subject when the instruction fixes one; `template`, the workspace template each message
+    fills (the answer's entries give `fill`, its values by placeholder); `mentions`, a pattern
+    of the entity ids (SKUs, invoice or student ids) a message may name: each names exactly the
+    `ids` of its answer entry, none invented."""
 
     subject: str | None = None
     attachment: str | None = None  # e.g. "zip" when each message carries one such file
+    template: MailTemplate | None = None
+    mentions: str | None = None
     files: ClassVar[tuple[str, ...]] = ()
-    grows: ClassVar[tuple[str, ...]] = ("email_message", "email_recipient", "email_attachment")
+    rows: ClassVar[tuple[Rows, ...]] = tuple(Rows(table) for table in MAIL_TABLES)
 
 
 @dataclass(frozen=True)
@@ -71,29 +153,39 @@ class NewEvents:
 
     title: str  # a template such as "{acronym} camera-ready deadline"
     files: ClassVar[tuple[str, ...]] = ()
-    grows: ClassVar[tuple[str, ...]] = ("cal_event", "cal_attendee")
+    rows: ClassVar[tuple[Rows, ...]] = (Rows("cal_event"), Rows("cal_attendee"))
 
 
 @dataclass(frozen=True)
 class DbRows:
-    """Rows the agent adds to (or changes in) a service table, keyed by `key`."""
+    """Rows the agent adds to (or changes in) a service table, keyed by `key`; `where` and
+    `columns` as in `Rows` (by default: rows may be added, none changed)."""
 
     table: str
     key: tuple[str, ...]
+    where: str = "1"
+    columns: tuple[str, ...] | None = ()
     files: ClassVar[tuple[str, ...]] = ()
 
     @property
-    def grows(self) -> tuple[str, ...]:
-        return (self.table,)
+    def rows(self) -> tuple[Rows, ...]:
+        return (Rows(self.table, self.where, self.columns),)
 
 
 @dataclass(frozen=True)
 class NewSpreadsheet:
-    """A Google spreadsheet the agent creates (titled `title`); existing ones stay unchanged."""
+    """A Google spreadsheet the agent creates (titled `title`), with its tabs and cells;
+    existing ones stay unchanged."""
 
     title: str
     files: ClassVar[tuple[str, ...]] = ()
-    grows: ClassVar[tuple[str, ...]] = ("gs_spreadsheet", "gs_sheet", "gs_cell")
+
+    @property
+    def rows(self) -> tuple[Rows, ...]:
+        books = f"SELECT pk FROM gs_spreadsheet WHERE title = {sql_text(self.title)}"
+        return (Rows("gs_spreadsheet", f"title = {sql_text(self.title)}"),
+                Rows("gs_sheet", f"spreadsheet IN ({books})"),
+                Rows("gs_cell", f"sheet IN (SELECT pk FROM gs_sheet WHERE spreadsheet IN ({books}))"))
 
 
 Output = TableFile | SentMail | NewEvents | DbRows | NewSpreadsheet

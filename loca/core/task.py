@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loca.core.outputs import Output
+from loca.core.outputs import Output, Rows
 from loca.core.script import ScriptFn
 
 if TYPE_CHECKING:
@@ -41,12 +41,17 @@ class TaskSpec:
     outputs: tuple[Output, ...]
     tools: tuple[tuple[str, str], ...]  # the allow-list of `--tool-filter task`: (key, tool)
     extra_writable: tuple[str, ...] = ()  # workspace globs the agent may change besides outputs
+    extra_rows: tuple[Rows, ...] = ()  # state rows producing the outputs touches besides theirs
     terminal_tool: tuple[str, str] = ("claim_done", "claim_done")
 
     def __post_init__(self) -> None:
         unknown = sorted({key for key, _ in self.tools} - set(self.servers))
         if unknown:
             raise ValueError(f"{self.name}: the tool allow-list names servers it does not have: {unknown}")
+        partial = [rows.table for rows in self.footprint if rows.partial]
+        twice = sorted({table for table in partial if partial.count(table) > 1})
+        if twice:
+            raise ValueError(f"{self.name}: more than one `Rows` with columns for the tables {twice}")
         if self.terminal_tool not in self.tools:
             object.__setattr__(self, "tools", (*self.tools, self.terminal_tool))
 
@@ -61,6 +66,11 @@ class TaskSpec:
         return tuple(dict.fromkeys([f for o in self.outputs for f in o.files] + list(self.extra_writable)))
 
     @property
-    def growable_tables(self) -> tuple[str, ...]:
-        """Tables the agent's outputs may add rows to (sent mail, new events, ...)."""
-        return tuple(dict.fromkeys(t for o in self.outputs for t in o.grows))
+    def input_copies(self) -> tuple[str, ...]:
+        """Workspace files the checker reads as generated (the mail templates of the outputs)."""
+        return tuple(dict.fromkeys(t.file for o in self.outputs if (t := getattr(o, "template", None)) is not None))
+
+    @property
+    def footprint(self) -> tuple[Rows, ...]:
+        """The state rows the agent may touch: its outputs' and `extra_rows`."""
+        return tuple(dict.fromkeys([rows for o in self.outputs for rows in o.rows] + list(self.extra_rows)))

@@ -21,6 +21,7 @@ WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"
 AUDIT_FILE = "audit.sqlite"  # beside the state: logging a call leaves the state's file untouched
 INSTRUCTION_FILE = "instruction.txt"  # the task as given to external agents (outside workspace/)
+INPUTS = "inputs"  # under truth/: workspace files the checker reads as generated (mail templates)
 
 
 class WorldError(ValueError):
@@ -106,7 +107,10 @@ class World:
         return VirtualClock(parse_instant(self.meta.now), self.meta.tz, self.meta.tick_s)
 
     def read_truth(self, name: str = "truth.json") -> Any:
-        return json.loads((self.truth_dir / name).read_text(encoding="utf-8"))
+        return json.loads(self.read_truth_text(name))
+
+    def read_truth_text(self, name: str) -> str:
+        return (self.truth_dir / name).read_text(encoding="utf-8")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -150,14 +154,17 @@ _DIGEST_BATCH = 4096  # rows turned into digest input at once
 
 
 def table_digest(conn: sqlite3.Connection, table: str, columns: Sequence[str] | None = None,
-                 max_rowid: int | None = None) -> tuple[int, str]:
-    """How many rows `table` has (up to `max_rowid`) and the sha256 of them in rowid order, each
-    as the repr of its (rowid, *columns) SQLite values (all columns when None: int, float, str,
-    bytes, None are exact and floats round-trip, about 3x cheaper than JSON). Rows are encoded
-    in batches: the same bytes as row by row, at a fraction of the calls."""
+                 max_rowid: int | None = None, where: str | None = None) -> tuple[int, str]:
+    """How many rows `table` has (up to `max_rowid`, where the SQL condition `where` holds) and
+    the sha256 of them in rowid order, each as the repr of its (rowid, *columns) SQLite values
+    (all columns when None: int, float, str, bytes, None are exact and floats round-trip, about
+    3x cheaper than JSON). Rows are encoded in batches: the same bytes as row by row, at a
+    fraction of the calls."""
     selected = "*" if columns is None else ", ".join(f'"{c}"' for c in columns) or "rowid"
-    where, args = ("", ()) if max_rowid is None else ("WHERE rowid <= ? ", (max_rowid,))
-    rows = conn.execute(f'SELECT rowid, {selected} FROM "{table}" {where}ORDER BY rowid', args)
+    conditions = ([] if max_rowid is None else ["rowid <= ?"]) + ([] if where is None else [f"({where})"])
+    args = () if max_rowid is None else (max_rowid,)
+    clause = f"WHERE {' AND '.join(conditions)} " if conditions else ""
+    rows = conn.execute(f'SELECT rowid, {selected} FROM "{table}" {clause}ORDER BY rowid', args)
     h, count = hashlib.sha256(), 0
     while batch := rows.fetchmany(_DIGEST_BATCH):
         count += len(batch)

@@ -133,13 +133,15 @@ class Toolbox:
                  list_keys: tuple[str, ...] = ("items",),
                  page_keys: tuple[str, str] | None = None,
                  snapshot_ignore: Mapping[str, frozenset[str] | None] | None = None,
+                 snapshot_unordered: tuple[str, ...] = (),
                  table_prefix: str | tuple[str, ...] | None = None,
                  prepare: Callable[[Session, World], object] | None = None) -> None:
         """`list_keys`: the keys under which this server's envelopes hold their lists (the
         output cap cuts there). `page_keys`: the envelopes' page-number and page-size keys, so
         that a page cut by the cap names the page that continues it. `snapshot_ignore`: table
         -> columns an agent may change without a side effect (None: the whole table), for
-        `no_side_effects`. `table_prefix`: how this server's table names start, one prefix or
+        `no_side_effects`; `snapshot_unordered`: tables whose rows have no identity of their own
+        (a row written again as it was is no change), compared as multisets. `table_prefix`: how this server's table names start, one prefix or
         several (default `<server>_`). `prepare`: what a new world's state gets once its
         generator is done (derived tables), run by `prepare_world`."""
         self.server = server
@@ -149,6 +151,7 @@ class Toolbox:
         self.list_keys = list_keys
         self.page_keys = page_keys
         self.snapshot_ignore: dict[str, frozenset[str] | None] = dict(snapshot_ignore or {})
+        self.snapshot_unordered = snapshot_unordered
         self.prepare = prepare
         self.defs: dict[str, ToolDef] = {}
         self.resources: dict[str, tuple[Callable[[Call], Any], str]] = {}

@@ -88,3 +88,33 @@ class EmailCounter(SQLModel, table=True):
     __tablename__ = "email_counter"
     id: int = Field(default=1, primary_key=True)
     issued: int = 0
+
+
+class EmailTransfer(SQLModel, table=True):
+    """A message the send tools handed to the mail system: its envelope and content as sent and
+    the copies it stored (`[[row id, account id, folder id], ...]`, the Sent copy first). It is
+    the outside world's record of what left: no tool lists, changes or removes it."""
+
+    __tablename__ = "email_transfer"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+    id: int | None = Field(default=None, primary_key=True)
+    message_id: str
+    account_id: int = Field(foreign_key="email_account.id")
+    from_addr: str
+    date: str
+    subject: str
+    body: str
+    html_body: str | None = None
+    to_json: str  # JSON arrays of addresses
+    cc_json: str
+    bcc_json: str
+    copies_json: str
+
+
+class EmailTransferAttachment(SQLModel, table=True):
+    __tablename__ = "email_transfer_attachment"
+    id: int | None = Field(default=None, primary_key=True)
+    transfer_id: int = Field(foreign_key="email_transfer.id", index=True)
+    filename: str
+    content_type: str
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

@@ -125,8 +125,8 @@ AGENTS = ScriptedAgents(
         "two_decimals": Mutant(Knobs(decimals=2), "scenario_values"),
         "no_action": Mutant(Knobs(no_action=True), "winner_action"),
         "inverted_action": Mutant(Knobs(inverted_action=True), "winner_action"),
-        "extra_bucket": Mutant(Knobs(extra_bucket="ab-test-results"), "no_wrong_action"),
-        "tidies_dataset": Mutant(Knobs(tidy_dataset=True), "no_wrong_action"),
+        "extra_bucket": Mutant(Knobs(extra_bucket="ab-test-results"), "no_side_effects"),
+        "tidies_dataset": Mutant(Knobs(tidy_dataset=True), "no_side_effects"),
     },
     noop_must_fail="scenario_rows",
 )

@@ -44,6 +44,7 @@ class Knobs:
     ascending: bool = False  # lowest drop first
     severity: str = "CRITICAL"
     drop_template: bool = False  # deletes the empty template table
+    missed_as_zero: bool = False  # an exam without a row for the student counts as a score of 0
 
 
 def _history(dumps: dict[str, list[dict[str, Any]]]) -> dict[str, list[Decimal]]:
@@ -67,7 +68,7 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
         past = history.get(row["student_id"])
         if not past:
             continue
-        hist = sum(past, Decimal(0)) / len(past)
+        hist = sum(past, Decimal(0)) / (len(dumps) if knobs.missed_as_zero else len(past))
         drop = (hist - Decimal(row["score"])) / hist
         if drop > WARN:
             listed.append((drop, row, hist))
@@ -114,6 +115,7 @@ AGENTS = ScriptedAgents(
         "ascending": Mutant(Knobs(ascending=True), "order"),
         "error_severity": Mutant(Knobs(severity="ERROR"), "critical_logs"),
         "drops_template": Mutant(Knobs(drop_template=True), "no_side_effects"),
+        "missed_as_zero": Mutant(Knobs(missed_as_zero=True), "id_set"),
     },
     noop_must_fail="id_set",
 )

@@ -83,7 +83,7 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
     due = [row for row in roster
            if str(row["Status"]).strip().lower() in statuses and _key(row, knobs) not in done]
     entries = [{"to": str(row["Email"]).strip().lower(), "name": str(row["Name"]),
-                "student_id": str(row["Student ID"]).strip()} for row in due]
+                "student_id": str(row["Student ID"]).strip(), "ids": [str(row["Student ID"]).strip()]} for row in due]
     return {MAIL: sorted(entries, key=lambda e: e["student_id"])}
 
 

@@ -30,6 +30,7 @@ class Knobs:
     from_start_year: bool = False  # M3: a row for the start year too
     fractions: bool = False  # M4: 0.0425 for 4.25 %
     formulas: bool = False  # M5: growth cells as formulas (no cached values)
+    cached_formulas: bool = False  # growth cells as formulas that carry their values cached
     units_in_header: bool = False  # keeps `(mn USD)` in the `<raw category> %` headers
     fill_format_file: bool = False  # also writes the rows into the format workbook
 
@@ -71,6 +72,24 @@ def _formula_rows(rows: list[list[Any]]) -> list[list[Any]]:
 
 WRITE_CELLS = 2000  # cells per write call
 
+# Turns every number cell below the header into a formula with that number cached, as a
+# spreadsheet program saves it (run by python_execute in the workspace).
+CACHE_FORMULAS = """\
+import re, zipfile
+path, sheet = {file!r}, "xl/worksheets/sheet1.xml"
+with zipfile.ZipFile(path) as z:
+    parts = {{name: z.read(name) for name in z.namelist()}}
+def cached(m):
+    if int(m.group(2)) < 2:
+        return m.group(0)
+    return f'<c r="{{m.group(1)}}{{m.group(2)}}"{{m.group(3)}}><f>ROUND({{m.group(4)}},6)</f><v>{{m.group(4)}}</v></c>'
+parts[sheet] = re.sub(r'<c r="([A-Z]+)(\\d+)"([^>]*?)><v>([^<]*)</v></c>', cached, parts[sheet].decode()).encode()
+with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+    for name, data in parts.items():
+        z.writestr(name, data)
+print("done")
+"""
+
 
 def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
     """Create the workbook, name its sheet, write header and rows in blocks of at most
@@ -86,6 +105,8 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
         yield from call(tools("excel", "write_data_to_excel"), {
             "filepath": REPORT.file, "sheet_name": REPORT.sheet, "data": lines[first:first + step],
             "start_cell": f"A{first + 1}"})
+    if knobs.cached_formulas:
+        yield from call(tools("python_execute", "python_execute"), {"code": CACHE_FORMULAS.format(file=REPORT.file)})
     if knobs.fill_format_file:
         yield from call(tools("excel", "write_data_to_excel"), {
             "filepath": FORMAT_FILE, "sheet_name": REPORT.sheet, "data": rows, "start_cell": "A2"})
@@ -101,6 +122,7 @@ AGENTS = ScriptedAgents(
         "from_start_year": Mutant(Knobs(from_start_year=True), "years"),
         "fractions": Mutant(Knobs(fractions=True), "raw_growth"),
         "formulas_only": Mutant(Knobs(formulas=True), "stored_values"),
+        "cached_formulas": Mutant(Knobs(cached_formulas=True), "stored_values"),
         "units_in_header": Mutant(Knobs(units_in_header=True), "header"),
         "fills_format_file": Mutant(Knobs(fill_format_file=True), "no_side_effects"),
     },

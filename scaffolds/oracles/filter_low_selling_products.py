@@ -18,6 +18,7 @@ from envs.filter_low_selling_products import (
     MAX_SALES,
     MIN_AGE_DAYS,
     MOVED,
+    NEWSLETTER,
     OUTLET,
     PLACEHOLDER,
     PRICE,
@@ -31,7 +32,7 @@ from envs.filter_low_selling_products import (
     TRAP_PAGE,
     read_everything,
 )
-from loca.core.outputs import csv_text
+from loca.core.outputs import csv_text, fill
 from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all, paged
 
 NOW = re.compile(r"It is now (\S+Z) ")
@@ -110,7 +111,7 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
     now = _now(instruction)
     chosen = sorted((p for p in products if _to_move(p, now, knobs)), key=lambda p: _sort_key(p, knobs))
     listed = _json(subscribers)["subscriber_list"]
-    mailed = [{"to": s["email"].strip().lower(), "name": s["name"]} for s in listed
+    mailed = [{"to": s["email"].strip().lower(), "fill": {PLACEHOLDER: s["name"]}} for s in listed
               if s["subscribed"] is True or knobs.unsubscribed_too]
     return {REPORT.file: [_row(p) for p in chosen], MAIL: sorted(mailed, key=lambda e: e["to"]),
             MOVED: sorted(p["id"] for p in chosen)}
@@ -170,8 +171,9 @@ def send_newsletter(tools: Tools, entries: list[dict[str, str]], knobs: Knobs) -
     """One message per subscriber: the template's first line as subject, the rest as body with
     the name filled in, the CSV attached."""
     text = yield from call(tools("filesystem", "read_text_file"), {"path": TEMPLATE_FILE})
-    first, _, body = text.partition("\n")
-    subject, body = knobs.subject or first.strip(), body.lstrip("\n")
+    assert NEWSLETTER.template is not None
+    first, body = NEWSLETTER.template.parts(text)
+    subject = knobs.subject or first
     send = tools("email", "send_email")
     if knobs.one_message and entries:
         yield from call(send, {"to": entries[0]["to"], "bcc": ", ".join(e["to"] for e in entries[1:]),
@@ -179,7 +181,7 @@ def send_newsletter(tools: Tools, entries: list[dict[str, str]], knobs: Knobs) -
         return
     yield from call_all([ToolRequest(send, {
         "to": e["to"], "subject": subject,
-        "body": body if knobs.keep_placeholder else body.replace(PLACEHOLDER, e["name"]),
+        "body": body if knobs.keep_placeholder else fill(body, e["fill"]),
         "attachments": [REPORT.file]}) for e in entries])
 
 

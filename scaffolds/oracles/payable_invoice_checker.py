@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from envs.payable_invoice_checker import (
+    FILES,
     FLAG_COLUMN,
     FLAG_COMMENT,
     ID_PAGE,
@@ -56,6 +57,10 @@ class Knobs:
     every_buyer: bool = False  # e-mails every buyer of a PDF, outstanding or not
     add_column: bool = False  # adds a SOURCE_FILE column to INVOICE_PAYMENTS
     supplier_email: bool = False  # takes the first e-mail address printed (the supplier's)
+    invented_invoice: bool = False  # each notice also lists an invoice that does not exist
+    comment_table: bool = False  # also comments the INVOICES table
+    upper_emails: bool = False  # rewrites every existing PURCHASER_EMAIL in upper case
+    move_pdf: bool = False  # moves the first PDF into a folder of its own when done
 
 
 @dataclass(frozen=True)
@@ -162,7 +167,7 @@ def _mail(printed: list[Printed], knobs: Knobs, old: dict[str, list[str]]) -> li
             due[invoice.buyer].add(invoice.invoice_id)
     for email in due:
         due[email].update(old.get(email, []))
-    return [{"to": email, "invoices": sorted(ids)} for email, ids in sorted(due.items())]
+    return [{"to": email, "ids": sorted(ids)} for email, ids in sorted(due.items())]
 
 
 def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
@@ -199,8 +204,9 @@ def _inserts(name: str, columns: list[str], entries: list[dict[str, Any]]) -> li
     return statements
 
 
-def _body(ids: list[str]) -> str:
-    listed = "\n".join(f"- {invoice_id}.pdf" for invoice_id in ids)
+def _body(ids: list[str], knobs: Knobs) -> str:
+    invented = [f"INV-1999-{int(ids[0][-4:]) % 9000 + 1000:05d}"] if knobs.invented_invoice and ids else []
+    listed = "\n".join(f"- {invoice_id}.pdf" for invoice_id in [*ids, *invented])
     return (f"Hello,\n\nThe following invoices you purchased are still outstanding; please process them:\n\n"
             f"{listed}\n\nThank you,\nAccounts Payable")
 
@@ -214,10 +220,18 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
         statements.append(f"COMMENT ON COLUMN {table(PAYMENTS)}.{FLAG_COLUMN} IS '{FLAG_COMMENT}'")
     if knobs.add_column:
         statements.append(f"ALTER TABLE {table(PAYMENTS)} ADD COLUMN {EXTRA_COLUMN} VARCHAR(64)")
+    if knobs.comment_table:
+        statements.append(f"COMMENT ON TABLE {table(INVOICES)} IS 'checked'")
+    if knobs.upper_emails:
+        statements.append(f"UPDATE {table(INVOICES)} SET PURCHASER_EMAIL = UPPER(PURCHASER_EMAIL)")
     for statement in statements:
         yield from call(query, {"query": statement})
     yield from call_all([ToolRequest(tools("email", "send_email"), {
-        "to": e["to"], "subject": NOTICE.subject, "body": _body(e["invoices"])}) for e in answer[MAIL]])
+        "to": e["to"], "subject": NOTICE.subject, "body": _body(e["ids"], knobs)}) for e in answer[MAIL]])
+    if knobs.move_pdf:
+        listing = yield from call(tools("filesystem", "list_directory"), {"path": FILES})
+        first = next(line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("[FILE] "))
+        yield from call(tools("terminal", "run_command"), {"command": f"mkdir done && mv {FILES}/{first} done/"})
 
 
 AGENTS = ScriptedAgents(
@@ -234,6 +248,10 @@ AGENTS = ScriptedAgents(
         "every_buyer": Mutant(Knobs(every_buyer=True), "recipients"),
         "adds_column": Mutant(Knobs(add_column=True), "schema"),
         "supplier_email": Mutant(Knobs(supplier_email=True), "invoices_new"),
+        "invented_invoice": Mutant(Knobs(invented_invoice=True), "email_content"),
+        "comments_table": Mutant(Knobs(comment_table=True), "no_side_effects"),
+        "upper_case_emails": Mutant(Knobs(upper_emails=True), "existing_rows"),
+        "moves_a_pdf": Mutant(Knobs(move_pdf=True), "no_side_effects"),
     },
     noop_must_fail="invoices_new",
 )

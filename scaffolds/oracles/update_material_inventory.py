@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from envs.update_material_inventory import (
@@ -48,6 +48,7 @@ class Knobs:
     products_first_page: bool = False  # one page of products at the default page size
     note_column: bool = False  # adds a "Last Updated" column to the inventory tab
     zeroes_other_products: bool = False  # also sets the stock of products without a BOM to 0
+    rounds_quantities: bool = False  # the producible quantity rounded (half up), not floored
 
 
 def _lines(orders: Iterable[dict[str, Any]], once: bool) -> list[tuple[str, int]]:
@@ -94,6 +95,9 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
         if knobs.whole_balances:
             balances = {m: v.quantize(Decimal(1)) for m, v in balances.items()}
         quantities = producible(stock if knobs.stock_from_before else balances, bom)
+        if knobs.rounds_quantities:
+            quantities = {sku: int(min(balances[m] / per_unit for m, per_unit in materials).to_integral_value(
+                ROUND_HALF_UP)) for sku, materials in bom.items()}
     ids = {p["sku"]: p["id"] for p in products}
     answer: dict[str, Any] = {
         BALANCES: [{INVENTORY_HEADERS[0]: m, "Current Stock": cents(balances[m])} for m in stock],
@@ -137,13 +141,14 @@ AGENTS = ScriptedAgents(
         "first_page": Mutant(Knobs(orders_first_page=True), "balances"),
         "stock_from_before": Mutant(Knobs(stock_from_before=True), "woo_stock"),
         "whole_balances": Mutant(Knobs(whole_balances=True), "balances"),
-        "completes_orders": Mutant(Knobs(completes_orders=True), "woo_untouched"),
+        "completes_orders": Mutant(Knobs(completes_orders=True), "no_side_effects"),
         "float_math": Mutant(Knobs(float_math=True), "woo_stock"),
         "sku_once": Mutant(Knobs(sku_once=True), "balances"),
         "skips_text_stock": Mutant(Knobs(skips_text_stock=True), "balances"),
         "products_first_page": Mutant(Knobs(products_first_page=True), "woo_stock"),
-        "note_column": Mutant(Knobs(note_column=True), "sheet_untouched"),
-        "zeroes_other_products": Mutant(Knobs(zeroes_other_products=True), "woo_untouched"),
+        "note_column": Mutant(Knobs(note_column=True), "no_side_effects"),
+        "zeroes_other_products": Mutant(Knobs(zeroes_other_products=True), "no_side_effects"),
+        "rounds_quantities": Mutant(Knobs(rounds_quantities=True), "woo_stock"),
     },
     noop_must_fail="balances",
 )

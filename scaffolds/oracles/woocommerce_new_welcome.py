@@ -21,15 +21,15 @@ from envs.woocommerce_new_welcome import (
     ORDER_DATE,
     ORDER_ID,
     STORE,
-    SUBJECT,
-    SUBJECT_LINE,
     TEMPLATE_FILE,
     TODAY,
     TRAP_PAGE,
+    WELCOME,
     WINDOW,
     crm_table,
     read_everything,
 )
+from loca.core.outputs import fill
 from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all
 
 INSERT_BATCH = 500  # rows per INSERT statement
@@ -51,6 +51,7 @@ class Knobs:
     placeholder_left: bool = False  # leaves [Order Date] in the e-mail
     mail_repeat_customers: bool = False  # also welcomes repeat customers who ordered this week
     touch_pending: bool = False  # moves the pending orders of the window to processing
+    full_name: bool = False  # fills [Customer Name] with the full name, not the first name
 
 
 def _instant(text: str | None) -> datetime | None:
@@ -80,10 +81,11 @@ def _new_orders(orders: list[Row], customers: dict[int, Row], knobs: Knobs) -> t
     return new, repeat
 
 
-def _mail(order: Row, customer: Row, knobs: Knobs) -> Row:
+def _mail(order: Row, customer: Row, store: str, knobs: Knobs) -> Row:
     day = order["date_completed"] if knobs.mail_completion_date else order["date_created"]
-    return {"to": customer["email"], "first_name": customer["first_name"], "order_id": order["id"],
-            "amount": f"${order['total']}", "order_date": day[:10]}
+    name = f"{customer['first_name']} {customer['last_name']}" if knobs.full_name else customer["first_name"]
+    return {"to": customer["email"], "fill": {STORE: store, NAME: name, ORDER_ID: str(order["id"]),
+                                              AMOUNT: f"${order['total']}", ORDER_DATE: day[:10]}}
 
 
 def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
@@ -99,18 +101,16 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
         day = order["date_created"] if knobs.created_as_first_order else order["date_completed"]
         crm.append({"woocommerce_id": c["id"], "email": c["email"], "first_name": c["first_name"],
                     "last_name": c["last_name"], "phone": c["billing"]["phone"], "first_order_date": day[:10]})
-    mail = [_mail(o, by_id[o["customer_id"]], knobs) for o in new]
+    store = store_name_of(instruction)
+    mail = [_mail(o, by_id[o["customer_id"]], store, knobs) for o in new]
     if knobs.mail_repeat_customers:
-        mail = sorted(mail + [_mail(o, by_id[o["customer_id"]], knobs) for o in repeat], key=lambda m: m["to"])
-    found = SUBJECT_LINE.search(template)
-    if found is None:
-        raise ValueError(f"{TEMPLATE_FILE} has no subject line")
-    return {CRM: crm, MAIL: mail, SUBJECT: found.group(1).strip().replace(STORE, store_name_of(instruction))}
+        mail = sorted(mail + [_mail(o, by_id[o["customer_id"]], store, knobs) for o in repeat], key=lambda m: m["to"])
+    return {CRM: crm, MAIL: mail}
 
 
 def store_name_of(instruction: str) -> str:
-    """The store's name as the instruction gives it (the text after `[Store Name]` with)."""
-    marker = f"replace `{STORE}` with `"
+    """The store's name as the instruction gives it (the text after `[Store Name]` replaced by)."""
+    marker = f"`{STORE}` replaced by `"
     start = instruction.index(marker) + len(marker)
     return instruction[start:instruction.index("`", start)]
 
@@ -131,16 +131,12 @@ def _rows(answer: dict[str, Any], first_id: int, knobs: Knobs) -> list[list[Any]
              r["first_order_date"], flag, when, when] for n, r in enumerate(answer[CRM])]
 
 
-def _body(template: str, entry: Row, instruction: str, knobs: Knobs) -> str:
-    found = SUBJECT_LINE.search(template)
-    assert found is not None
-    body = template[found.end():].strip()
-    filled = {STORE: store_name_of(instruction), NAME: entry["first_name"], ORDER_ID: str(entry["order_id"]),
-              AMOUNT: entry["amount"], ORDER_DATE: entry["order_date"]}
-    for placeholder, value in filled.items():
-        if not (knobs.placeholder_left and placeholder == ORDER_DATE):
-            body = body.replace(placeholder, value)
-    return body
+def _message(template: str, entry: Row, knobs: Knobs) -> dict[str, str]:
+    """The subject and body of one welcome: the template's parts with the entry's values."""
+    assert WELCOME.template is not None
+    subject, body = WELCOME.template.parts(template)
+    values = {k: v for k, v in entry["fill"].items() if not (knobs.placeholder_left and k == ORDER_DATE)}
+    return {"subject": fill(subject, values), "body": fill(body, values)}
 
 
 def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
@@ -156,8 +152,7 @@ def write(instruction: str, tools: Tools, answer: dict[str, Any], knobs: Knobs) 
         yield from call(query, {"query": f"INSERT INTO {crm_table()} ({', '.join(CRM_COLUMNS)}) VALUES {values}"})
     template = yield from call(tools("filesystem", "read_text_file"), {"path": TEMPLATE_FILE})
     yield from call_all([ToolRequest(tools("email", "send_email"), {
-        "to": entry["to"], "subject": answer[SUBJECT], "body": _body(str(template), entry, instruction, knobs)})
-        for entry in answer[MAIL]])
+        "to": entry["to"], **_message(str(template), entry, knobs)}) for entry in answer[MAIL]])
     if knobs.touch_pending:
         pending = yield from call(tools("woocommerce", "woo_orders_list"), {"status": ["pending"], "perPage": 100})
         yield from call_all([ToolRequest(tools("woocommerce", "woo_orders_update"), {
@@ -178,6 +173,7 @@ AGENTS = ScriptedAgents(
         "first_order_created": Mutant(Knobs(created_as_first_order=True), "crm_new_values"),
         "mail_completion_date": Mutant(Knobs(mail_completion_date=True), "email_content"),
         "placeholder_left": Mutant(Knobs(placeholder_left=True), "email_content"),
+        "full_name": Mutant(Knobs(full_name=True), "email_content"),
         "welcomes_repeat_customers": Mutant(Knobs(mail_repeat_customers=True), "email_recipients"),
         "touches_pending_orders": Mutant(Knobs(touch_pending=True), "no_side_effects"),
     },

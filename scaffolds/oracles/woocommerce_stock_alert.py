@@ -4,15 +4,14 @@ mutants, each one knob away from the oracle."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 from envs.woocommerce_stock_alert import (
+    ALERT,
     ALERT_HEADERS,
     ALERT_TAB,
     DEFAULT_PAGE,
-    LINK,
     MAIL,
     PAGE,
     ROWS,
@@ -27,10 +26,9 @@ from envs.woocommerce_stock_alert import (
     mail_entry,
     read_everything,
 )
+from loca.core.outputs import fill
 from loca.core.script import Mutant, Script, ScriptedAgents, ToolRequest, Tools, call, call_all
 
-SUBJECT_LINE = re.compile(r"^\*\*Subject:\*\*\s*(.+)$", re.MULTILINE)
-BODY_MARK = "**Body:**"
 LAST_COLUMN = chr(ord("A") + len(ALERT_HEADERS) - 1)
 
 
@@ -51,6 +49,7 @@ class Knobs:
     cc_admin: bool = False  # copies the admin mailbox on every alert
     restocks: bool = False  # also raises the stock of the first low product
     notes_suppliers: bool = False  # also writes a note in the Suppliers tab
+    swap_numbers: bool = False  # the current stock where the threshold goes and the other way round
 
 
 def _items(products: list[dict[str, Any]], knobs: Knobs) -> list[StockItem]:
@@ -86,8 +85,8 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
     page = DEFAULT_PAGE if knobs.first_page_only else PAGE
     inputs = yield from read_everything(tools, page, knobs.first_page_only)
     rows = _rows(inputs, knobs)
-    answer: dict[str, Any] = {ROWS: rows, MAIL: [mail_entry(row, inputs.manager) for row in rows],
-                              SPREADSHEET: inputs.spreadsheet_id}
+    answer: dict[str, Any] = {ROWS: rows, MAIL: [mail_entry(row, inputs.manager, inputs.spreadsheet_id)
+                                                 for row in rows], SPREADSHEET: inputs.spreadsheet_id}
     if knobs.appends:
         answer["existing"] = inputs.alerts
     if knobs.cc_admin:
@@ -95,22 +94,15 @@ def derive(instruction: str, tools: Tools, knobs: Knobs) -> Script:
     return answer
 
 
-def fill(template: str, values: dict[str, Any], unfilled: str | None = None) -> tuple[str, str]:
-    """(subject, body) of the template with its placeholders replaced, `unfilled` left as is."""
-    found = SUBJECT_LINE.search(template)
-    if found is None or BODY_MARK not in template:
-        raise ValueError("the template has no subject line or no body")
-    subject, body = found.group(1).strip(), template.split(BODY_MARK, 1)[1].strip()
-    for key, value in values.items():
-        if key != unfilled:
-            subject, body = (text.replace(f"{{{key}}}", str(value)) for text in (subject, body))
-    return subject, body
-
-
-def _values(row: dict[str, Any], spreadsheet_id: str) -> dict[str, Any]:
-    return {"product_name": row["Product Name"], "sku": row["SKU"], "current_stock": row["Current Stock"],
-            "safety_threshold": row["Safety Threshold"], "supplier_name": row["Supplier Name"],
-            "supplier_contact": row["Supplier Contact"], "sheet_link": LINK.format(spreadsheet_id=spreadsheet_id)}
+def _message(template: str, entry: dict[str, Any], knobs: Knobs) -> tuple[str, str]:
+    """(subject, body) of the template with the entry's values (as the knobs fill them)."""
+    assert ALERT.template is not None
+    values = {k: v for k, v in entry["fill"].items() if k != f"{{{knobs.unfilled}}}"}
+    if knobs.swap_numbers:
+        stock, threshold = "{current_stock}", "{safety_threshold}"
+        values[stock], values[threshold] = values[threshold], values[stock]
+    subject, body = ALERT.template.parts(template)
+    return fill(subject, values), fill(body, values)
 
 
 def write_sheet(tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
@@ -139,8 +131,7 @@ def send_alerts(tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
     template = yield from call(tools("filesystem", "read_text_file"), {"path": TEMPLATE_FILE})
     send = tools("email", "send_email")
     extra = {"cc": answer["admin"]} if knobs.cc_admin else {}
-    mails = [(entry["to"], *fill(template, _values(row, answer[SPREADSHEET]), knobs.unfilled))
-             for entry, row in zip(answer[MAIL], answer[ROWS], strict=True)]
+    mails = [(entry["to"], *_message(template, entry, knobs)) for entry in answer[MAIL]]
     if knobs.one_message and mails:
         yield from call(send, {"to": mails[0][0], "subject": "[Stock Alert] Products Below Safety Threshold",
                                "body": "\n\n".join(body for _, _, body in mails)})
@@ -171,6 +162,7 @@ AGENTS = ScriptedAgents(
         "keeps_stale_rows": Mutant(Knobs(appends=True), "row_set"),
         "one_summary": Mutant(Knobs(one_message=True), "sent_set"),
         "placeholder_left": Mutant(Knobs(unfilled="sheet_link"), "email_content"),
+        "swapped_numbers": Mutant(Knobs(swap_numbers=True), "email_content"),
         "renamed_header": Mutant(Knobs(header=tuple("Stock" if h == "Current Stock" else h for h in ALERT_HEADERS)),
                                  "header"),
         "contact_by_name": Mutant(Knobs(contact_by_name=True), "row_values"),

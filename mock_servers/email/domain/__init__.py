@@ -60,14 +60,16 @@ from mock_servers.email.domain.messages import (
     sender_of,
     set_flag,
 )
+from mock_servers.email.domain.transfers import Transfer, copy_problems, send, transfer_attachments, transfers
 
 __all__ = [
     "ALL_FOLDERS", "INBOX", "MAX_MESSAGE_BYTES", "SENT", "SERVER", "TRASH", "Account",
-    "Attachment", "Delivery", "Folder", "Mailbox", "add_account", "add_accounts", "add_draft", "add_folder",
-    "attachments_of", "check_attachments", "check_login", "current_account", "deliver",
+    "Attachment", "Delivery", "Folder", "Mailbox", "Transfer", "add_account", "add_accounts", "add_draft", "add_folder",
+    "attachments_of", "check_attachments", "check_login", "copy_problems", "current_account", "deliver",
     "discard", "display_from", "draft_view", "emails_by_pk", "find_account", "find_folder",
     "folder_stats", "forget_lookups", "join_addresses", "list_accounts", "list_drafts",
     "list_emails", "log_in", "log_out", "mailboxes", "move_messages", "next_message_id",
     "normalize_address", "owned", "parse_addresses", "purge_messages", "remove_folder",
-    "sender_of", "set_flag", "split_address", "store_copy", "trash_of", "visible_html",
+    "send", "sender_of", "set_flag", "split_address", "store_copy", "transfer_attachments", "transfers",
+    "trash_of", "visible_html",
 ]

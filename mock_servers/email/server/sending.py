@@ -40,10 +40,9 @@ def _send(call: Call, me: Account, *, to: list[str], cc: list[str], bcc: list[st
           in_reply_to: str | None = None) -> dict[str, Any]:
     if not to:
         raise invalid("to: at least one recipient address is required")
-    delivery = domain.deliver(
-        call.session, sender=me.address, sender_name=me.name, to=to, cc=cc, bcc=bcc,
-        subject=subject, body=body, html_body=html_body or None, in_reply_to=in_reply_to,
-        attachments=attachments, date=call.now)
+    delivery = domain.send(call.session, me, to=to, cc=cc, bcc=bcc, subject=subject, body=body,
+                           html_body=html_body or None, in_reply_to=in_reply_to, attachments=attachments,
+                           date=call.now)
     assert delivery.sent_pk is not None, "the logged-in sender always has a Sent folder"
     return {**base.email(call, me, delivery.sent_pk), "delivered_to": delivery.delivered_to,
             "undeliverable": delivery.undeliverable}

@@ -16,6 +16,7 @@ from mock_servers.google_sheet.domain import Box, Sheet, Spreadsheet
 
 toolbox = Toolbox("google_sheet", table_prefix="gs_", list_keys=("spreadsheets", "sheets", "results", "responses"),
                   snapshot_ignore={"gs_row_values": None},  # derived from gs_cell
+                  snapshot_unordered=("gs_cell",),  # a cell is its place: cleared and written again, the same
                   instructions="Google Sheets: spreadsheets (44-character ids, see list_spreadsheets) holding "
                   "sheets of cells addressed in A1 notation (B2:C9, A2:C, B:B, 2:5). Values are entered as "
                   "typed in the Sheets UI: numbers, TRUE/FALSE, YYYY-MM-DD dates, =formulas, 'text.")

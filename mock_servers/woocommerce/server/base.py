@@ -35,6 +35,7 @@ def keep_views(session: Session, world: World) -> None:
 toolbox = Toolbox(
     "woocommerce", table_prefix="woo_", page_keys=("page", "perPage"),
     snapshot_ignore={kept.TABLE: None}, prepare=keep_views,
+    snapshot_unordered=("woo_product_category", "woo_product_tag"),  # links, rewritten on a product's update
     instructions=("WooCommerce store (REST API v3): products, categories, tags, reviews, orders, refunds, "
                   "customers, coupons, reports, shipping, taxes, settings, payment gateways and webhooks. Money "
                   "is 2-decimal strings; dates are site-local (date_created) and GMT (date_created_gmt). "

@@ -11,7 +11,7 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
-from checkers.kit import SHOWN, Checks, Context, header, read_table
+from checkers.kit import SHOWN, Checks, Context, header, judged, read_table
 from checkers.normalize import S
 from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
@@ -63,12 +63,13 @@ def scenario_rows(ctx: Context) -> str:
 def scenario_values(ctx: Context) -> str:
     """Each scenario row's two rates: 3 decimals and `%`, within 0.001 pp of the truth."""
     expected = _expected(ctx)
-    wrong = [w for r in _rows(ctx) if _label(r) != OVERALL and _label(r) in expected
-             for w in _wrong_rates(r, expected[_label(r)])]
+    mine = [r for r in _rows(ctx) if _label(r) != OVERALL and _label(r) in expected]
+    wrong = [w for r in mine for w in _wrong_rates(r, expected[_label(r)])]
     if wrong:
         more = " ..." if len(wrong) > SHOWN else ""
         raise CheckFailed(f"{len(wrong)} wrong rates: {'; '.join(wrong[:SHOWN])}{more}")
-    return "every scenario rate is right"
+    judged(len(mine), len(expected) - 1, "scenario rows")
+    return f"the rates of all {len(mine)} scenario rows are right"
 
 
 def overall_row(ctx: Context) -> str:
@@ -91,6 +92,7 @@ def order(ctx: Context) -> str:
     if scenarios != sorted(scenarios):
         first = next(i for i, (a, b) in enumerate(zip(scenarios, sorted(scenarios), strict=True)) if a != b)
         raise CheckFailed(f"scenario row {first + 2} is {scenarios[first]!r}, expected {sorted(scenarios)[first]!r}")
+    judged(len(set(scenarios) & set(_expected(ctx))), len(_expected(ctx)) - 1, "scenario rows")
     return "scenario rows by name, the pooled row last"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from pypdf import PdfReader
 
 from checkers import mail as mail_checks
-from checkers.kit import SHOWN, Checks, Context, fail_on
+from checkers.kit import SHOWN, Checks, Context, fail_on, judged
 from checkers.mail import SentMessage, sent_mail
 from checkers.normalize import E, S
 from checkers.side_effects import no_side_effects
@@ -134,7 +134,9 @@ def _each(ctx: Context, judge: Any) -> list[str]:
     """`judge(submission, archive)` -> problem or None, over every submission with a
     readable ZIP; the problems found, prefixed by the address."""
     problems = []
-    for want, sent in submissions(ctx):
+    found = submissions(ctx)
+    judged(len(found), len(ctx.answer(ANSWER)), "submissions")
+    for want, sent in found:
         try:
             problem = judge(want, archive(ctx, sent))
         except CheckFailed as exc:
@@ -168,6 +170,7 @@ def email_form(ctx: Context) -> str:
         except CheckFailed as exc:
             problems.append(f"to {', '.join(m.recipients)}: {exc}")
     fail_on(problems)
+    judged(len(sent_mail(ctx)), len(ctx.answer(ANSWER)), "submissions")
     return f"{len(sent_mail(ctx))} messages with the subject and one readable ZIP each"
 
 

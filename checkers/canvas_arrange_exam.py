@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, time
 
-from checkers.kit import Checks, Context, header, keys, read_table, values
+from checkers.kit import Checks, Context, header, judged, keys, read_table, values
 from checkers.normalize import S, Si, as_date, as_time, is_tbd
 from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
@@ -38,6 +38,7 @@ def order(ctx: Context) -> str:
         previous = (day, start)
     if tbd_codes != sorted(tbd_codes):
         raise CheckFailed(f"TBD rows are not ordered by Course Code: {tbd_codes}")
+    judged(len(records), len(ctx.answer(SCHEDULE.file)), "rows")
     return "dated rows ascend by date and time; TBD rows last by Course Code"
 
 

@@ -3,7 +3,7 @@ side effects (the roster unchanged, no inbox message deleted or moved)."""
 
 from __future__ import annotations
 
-from checkers.kit import SHOWN, Checks, Context
+from checkers.kit import SHOWN, Checks, Context, judged
 from checkers.mail import mention_problems, one_each, paired, recipients, subject
 from checkers.normalize import Si
 from checkers.side_effects import no_side_effects
@@ -21,10 +21,9 @@ def body(ctx: Context) -> str:
     if wrong:
         raise CheckFailed(f"bodies without the student's full name and Student ID alone: {wrong[:SHOWN]}"
                           + (f" ... ({len(wrong)})" if len(wrong) > SHOWN else ""))
-    judged = len(paired(ctx, MAIL, REMINDER))
-    if not judged and ctx.answer(MAIL):
-        raise CheckFailed("no message went to an expected student: nothing to judge")
-    return f"all {judged} messages to expected students name them and their Student ID alone"
+    count = len(paired(ctx, MAIL, REMINDER))
+    judged(count, len(ctx.answer(MAIL)), "reminders")
+    return f"all {count} messages to expected students name them and their Student ID alone"
 
 
 CHECKS = Checks(

@@ -223,6 +223,7 @@ def values(out: TableFile, key: str | None = None, compare: Mapping[str, Compare
         if wrong:
             raise CheckFailed(f"{out.file}: {len(wrong)} wrong cells: {'; '.join(wrong[:SHOWN])}"
                               + (" ..." if len(wrong) > SHOWN else ""))
+        judged(matched, len(expected), f"rows of {out.file}")
         return f"{out.file}: every cell of {matched} matched rows is right"
 
     return check
@@ -245,6 +246,13 @@ def order_as_truth(out: TableFile, key: str | None = None) -> CheckFn:
 
 
 # ---------------------------------------------------------------- the rest of the world
+
+def judged(count: int, expected: int, what: str) -> None:
+    """Fail a check that found none of the `expected` items it judges: a check with nothing to
+    look at is not a pass (per-check pass rates would count what was never done)."""
+    if count == 0 and expected:
+        raise CheckFailed(f"nothing to judge: none of the {expected} expected {what} is there")
+
 
 def fail_on(problems: list[str]) -> None:
     """Fail the check with the first `SHOWN` of `problems`, if there are any."""

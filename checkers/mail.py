@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.kit import SHOWN, CheckFn, Context
+from checkers.kit import SHOWN, CheckFn, Context, judged
 from checkers.normalize import E, S, Si
 from checkers.template import Filled, html_text
 from checkers.verdict import CheckFailed
@@ -208,6 +208,7 @@ def subject(out: SentMail) -> CheckFn:
         wrong = sorted({m.subject for m in sent if Si(m.subject) != Si(required)})
         if wrong:
             raise CheckFailed(f"subjects other than {required!r}: {_show(wrong)}")
+        judged(len(sent), len(ctx.answer(out.answer)), "messages")
         return f"all {len(sent)} sent subjects are {required!r}"
 
     return check
@@ -262,8 +263,7 @@ def content(key: str, out: SentMail) -> CheckFn:
 
     def check(ctx: Context) -> str:
         pairs = paired(ctx, key, out)
-        if not pairs and ctx.answer(key):
-            raise CheckFailed("no message goes with an expected one: nothing to judge")
+        judged(len(pairs), len(ctx.answer(key)), "messages")
         wrong = [f"to {m.sole_recipient or list(m.recipients)} ({m.subject!r}): {'; '.join(p)}"
                  for entry, m in pairs if (p := message_problems(ctx, out, entry, m))]
         if wrong:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from checkers.calendar import NewEvent, new_events
-from checkers.kit import SHOWN, Checks, Context
+from checkers.kit import SHOWN, Checks, Context, judged
 from checkers.normalize import Si
 from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
@@ -81,6 +81,7 @@ def titles(ctx: Context) -> str:
     wrong = [e.summary for a, e in events if not _title_ok(e.summary, a)]
     if wrong:
         raise CheckFailed(f"titles other than '{EVENTS.title}': {_show(wrong)}")
+    judged(len(events), len(ctx.answer(ANSWER_KEY)), "events")
     return f"all {len(events)} matched titles are right"
 
 
@@ -107,6 +108,7 @@ def times(ctx: Context) -> str:
     if wrong:
         raise CheckFailed(f"{len(wrong)} events at the wrong time: {'; '.join(wrong[:SHOWN])}"
                           + (" ..." if len(wrong) > SHOWN else ""))
+    judged(count, len(expected), "events")
     return f"all {count} matched events start 3 h before their deadline and last 30 min"
 
 

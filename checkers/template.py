@@ -1,7 +1,8 @@
 """Whether a message body is a workspace template filled in as the instruction asks: the
 template's text, word for word and in order, with each placeholder's value exactly where the
 template puts it, and nothing else. What a rendering may change is left free: the case of the
-template's own words, whitespace, punctuation and markup between words (Markdown, HTML)."""
+template's own words (and of e-mail addresses), whitespace, punctuation and markup between words
+(Markdown, HTML)."""
 
 from __future__ import annotations
 
@@ -29,9 +30,15 @@ class _Token:
     slot: bool
 
 
+_ADDRESS = re.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+")
+
+
 def _value(value: str) -> str:
-    """A filled value, exactly (its inner whitespace free), not part of a longer word."""
+    """A filled value, exactly (its inner whitespace free; an e-mail address in any case), not
+    part of a longer word."""
     body = r"\s+".join(re.escape(part) for part in value.split())
+    if _ADDRESS.fullmatch(value):
+        body = f"(?i:{body})"
     return (r"(?<!\w)" if re.match(r"\w", value) else "") + body + (r"(?!\w)" if re.search(r"\w$", value) else "")
 
 

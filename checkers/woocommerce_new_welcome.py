@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from checkers.kit import SHOWN, Checks, Context, set_problems
+from checkers.kit import SHOWN, Checks, Context, judged, set_problems
 from checkers.mail import content, one_each, recipients
 from checkers.normalize import E, I, S, Si
 from checkers.side_effects import no_side_effects
@@ -148,16 +148,17 @@ def crm_new_values(ctx: Context) -> str:
     """Each added row of a new customer: email (`E`), names (`S`), the phone's digits and the
     first order date as expected; welcome_email_sent true; welcome_email_date and sync_date today."""
     expected = {_key(e["woocommerce_id"]): e for e in ctx.answer(CRM)}
-    wrong, judged = [], 0
+    wrong, count = [], 0
     for row in new_rows(ctx):
         want = expected.pop(_key(row.get("woocommerce_id")), None)
         if want is not None:
-            judged += 1
+            count += 1
             wrong += _wrong(row, want)
     if wrong:
         more = " ..." if len(wrong) > SHOWN else ""
         raise CheckFailed(f"{len(wrong)} wrong cells: {'; '.join(wrong[:SHOWN])}{more}")
-    return f"all {judged} added rows of new customers hold the right values"
+    judged(count, len(ctx.answer(CRM)), "new customers' rows")
+    return f"all {count} added rows of new customers hold the right values"
 
 
 def email_recipients(ctx: Context) -> str:

@@ -28,8 +28,9 @@ PAYLOAD = {"status": "AB_Test_Concluded", "winner": "A", "action": "No_Change"}
 WINNER = "winner"  # truth.json answer entry: "A" or "B"
 # The winner's action: only bucket BUCKET may appear, and entries only in log LOG (which of the two
 # the winner asks for is judged by `winner_action` and `no_wrong_action`).
-ACTIONS = (DbRows(table="gcs_bucket", key=("name",), where=f"name = {sql_text(BUCKET)}"),
-           DbRows(table="log_entry", key=("insert_id",), where=f"log_name = {sql_text(LOG)}"))
+ACTIONS = (DbRows(table="gcs_bucket", key=("name",), where=f"name = {sql_text(BUCKET)}", values=("name",)),
+           DbRows(table="log_entry", key=("insert_id",), where=f"log_name = {sql_text(LOG)}",
+                  values=("json_payload", "text_payload")))
 # The pagination trap: the table listing, read one page of this size, misses scenario tables.
 TRAP_PAGE = 2
 LIST_PAGE = 100  # bigquery_list_tables' default page size

@@ -24,7 +24,7 @@ REPORT = TableFile(file="bad_student.csv", columns=(
     Column("drop_ratio", "N")), key=("student_id",))
 WARN, CRITICAL = Decimal("0.25"), Decimal("0.45")  # drop_ratio above these: listed, logged
 LOG = "exam_log"
-LOG_ENTRIES = DbRows(table="log_entry", key=("insert_id",), where=f"log_name = {sql_text(LOG)}")
+LOG_ENTRIES = DbRows(table="log_entry", key=("insert_id",), where=f"log_name = {sql_text(LOG)}", values=("severity",))
 EXACT = "exact"  # truth.json entry: student_id -> [hist_avg, drop_ratio] unrounded
 CRITICAL_KEY = "critical"  # truth.json answer entry: the critical students' ids and names
 KNOWN = "students"  # truth.json entry: every student_id of the world -> name

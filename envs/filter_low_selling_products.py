@@ -35,14 +35,15 @@ NEWSLETTER = SentMail(attachment="csv", template=MailTemplate(TEMPLATE_FILE, pla
 # The answer's keys besides the CSV: one entry {to, fill} per subscriber to mail, by address;
 # the ids of the products that must end in the outlet category.
 MAIL, MOVED = "mail", "outlet"
-# Written by the agent: a product's update stamps date_modified; the product-category links of
-# the products moved (every product's categories are judged by `membership` and
-# `products_untouched`); the new category; the categories' product counts.
-PRODUCTS = DbRows("woo_product", ("id",), columns=("date_modified",))
-LINKS = DbRows("woo_product_category", ("product_id", "category_id"), columns=None)
-CATEGORIES = DbRows("woo_category", ("name",), where=f"name = {sql_text(OUTLET)}")
+# Written by the agent: the product-category links of the products moved (every product's
+# categories are judged by `membership` and `products_untouched`) and the new category; with
+# them, a product's update stamps date_modified, the categories' product counts follow, and a
+# product's images written back as they were get new ids.
+LINKS = DbRows("woo_product_category", ("product_id", "category_id"), columns=None, values=("category_id",))
+CATEGORIES = DbRows("woo_category", ("name",), where=f"name = {sql_text(OUTLET)}", values=("name",))
+STAMPS = Rows("woo_product", columns=("date_modified",))
 COUNTS = Rows("woo_category", f"name != {sql_text(OUTLET)}", ("count",))
-IMAGES = Rows("woo_image", columns=("id",))  # a product's images written back as they were get new ids
+IMAGES = Rows("woo_image", columns=("id",))
 # The store as generated, frozen in the world's truth: every product as the tools show it but
 # date_modified, by id.
 STORE_FILE = "store.json"
@@ -116,7 +117,7 @@ TASK = TaskSpec(
     scale=Scale(primary="num_low", lo=4, hi=1500, fine="num_normal"),
     instruction=instruction,
     read_set=read_set,
-    outputs=(REPORT, NEWSLETTER, PRODUCTS, LINKS, CATEGORIES),
-    extra_rows=(COUNTS, IMAGES),
+    outputs=(REPORT, NEWSLETTER, LINKS, CATEGORIES),
+    extra_rows=(STAMPS, COUNTS, IMAGES),
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

@@ -29,8 +29,8 @@ REPORT = TableFile(
 OBJECT = REPORT.file
 # The upload: the bucket (created unless there) and the report's object in it, nothing else.
 _BUCKET = f"name = {sql_text(BUCKET)}"
-UPLOAD_BUCKET = DbRows("gcs_bucket", ("name",), where=_BUCKET)
-UPLOAD = DbRows("gcs_object", ("bucket_id", "name"),
+UPLOAD_BUCKET = DbRows("gcs_bucket", ("name",), where=_BUCKET, values=("name",))
+UPLOAD = DbRows("gcs_object", ("bucket_id", "name"), values=("blob", "name"),
                 where=f"name = {sql_text(OBJECT)} AND bucket_id = (SELECT id FROM gcs_bucket WHERE {_BUCKET})")
 # The oracle reads the window query in pages of the tool's default size; the last rows (12:30:00,
 # where an anomaly always lies) are beyond the first page of TRAP_PAGE rows, which every world

@@ -36,10 +36,10 @@ def _tab(title: str) -> str:
 
 
 CELL_VALUE = ("input", "formula", "value", "value_type")
-INVENTORY_CELLS = DbRows(table="gs_cell", key=("sheet", "row", "col"), columns=CELL_VALUE,
+INVENTORY_CELLS = DbRows(table="gs_cell", key=("sheet", "row", "col"), columns=CELL_VALUE, values=("value",),
                          where=f"sheet = ({_tab(INVENTORY_SHEET)}) AND col = {STOCK_COLUMN} AND row >= 1")
 STOCK_FIELDS = ("stock_quantity", "stock_status", "date_modified")
-PRODUCT_STOCK = DbRows(table="woo_product", key=("id",), columns=STOCK_FIELDS,
+PRODUCT_STOCK = DbRows(table="woo_product", key=("id",), columns=STOCK_FIELDS, values=("stock_quantity",),
                        where=f"sku IN (SELECT input FROM gs_cell WHERE sheet = ({_tab(BOM_SHEET)}) AND col = 0 "
                              "AND row >= 1)")
 BOOK_STAMP = Rows("gs_spreadsheet", f"pk = ({_BOOK})", ("modified",))  # stamped by every write

@@ -35,7 +35,8 @@ ALERT = SentMail(template=MailTemplate(TEMPLATE_FILE, placeholder=r"\{[a-z_]+\}"
                                        body=r"\*\*Body:\*\*"), mentions=SKU_TOKEN)
 _BOOK = f"SELECT pk FROM gs_spreadsheet WHERE title = {sql_text(BOOK_TITLE)}"
 _ALERT_TAB = f"SELECT pk FROM gs_sheet WHERE spreadsheet = ({_BOOK}) AND title = {sql_text(ALERT_TAB)}"
-SHEET_CELLS = DbRows("gs_cell", ("sheet", "row", "col"), where=f"sheet = ({_ALERT_TAB})", columns=None)
+SHEET_CELLS = DbRows("gs_cell", ("sheet", "row", "col"), where=f"sheet = ({_ALERT_TAB})", columns=None,
+                     values=("value",))
 ROWS, MAIL, SPREADSHEET = "rows", "mail", "spreadsheet_id"  # the answer's keys
 # The oracle lists products PAGE at a time; the default listing (newest first, DEFAULT_PAGE a
 # page) always has more than one page and a low-stock product beyond its first.
@@ -179,6 +180,8 @@ TASK = TaskSpec(
     instruction=instruction,
     read_set=read_set,
     outputs=(ALERT, SHEET_CELLS),
-    extra_rows=(Rows("gs_spreadsheet", f"pk = ({_BOOK})", ("modified",)),),  # stamped by every write
+    # Every write stamps the spreadsheet; rows written past the tab's grid grow it.
+    extra_rows=(Rows("gs_spreadsheet", f"pk = ({_BOOK})", ("modified",)),
+                Rows("gs_sheet", f"pk = ({_ALERT_TAB})", ("row_count", "column_count"))),
     tools=tuple((key, tool) for key, names in TOOLS.items() for tool in names),
 )

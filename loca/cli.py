@@ -147,15 +147,26 @@ def tasks() -> None:
 
 @app.command()
 def agents(task: str) -> None:
-    """The scripted agents of TASK, one name per line, with the check each must fail
-    (LLM agents: openai:MODEL, anthropic:MODEL or profile:ID)."""
+    """The scripted agents of TASK, one name per line, with the check each must fail, then the
+    generic agents `loca validate` plays beside them (LLM agents: openai:MODEL, anthropic:MODEL or
+    profile:ID)."""
+    from loca.adversary import generic_agents
     from scaffolds.oracles import agents as scripted_agents
 
-    _task(task)
+    spec = _task(task)
     scripted = scripted_agents(task)
     for name in scripted.names():
         must = scripted.must_fail(name)
         typer.echo(name if must is None else f"{name}\tmust fail {must}")
+    for generic in generic_agents(spec):
+        typer.echo(f"{generic.agent}\t{_must(generic.must_fail)}: {generic.about}")
+
+
+def _must(expected: str | None) -> str:
+    """What an agent must do, as the tables say it."""
+    from loca.adversary import ANY
+
+    return "must pass" if expected is None else "must fail a check" if expected == ANY else f"must fail {expected}"
 
 
 @app.command()
@@ -282,12 +293,14 @@ def validate(
     fail the check they target, at every length and seed. Exits 1 on any violation."""
     import time
 
+    from loca.adversary import generic_agents
     from loca.validate import DeclarationError, run_validation
     from scaffolds.oracles import agents as scripted_agents
 
     specs = [_task(name) for name in _task_names(tasks)]
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
-    plays = len(targets) * len(seed_list) * sum(2 + len(scripted_agents(t.name).names()) for t in specs)
+    plays = len(targets) * len(seed_list) * sum(2 + len(scripted_agents(t.name).names()) + len(generic_agents(t))
+                                                for t in specs)
     started = time.perf_counter()
     with _progress() as progress:
         bar = progress.add_task("validating", total=plays)
@@ -318,6 +331,7 @@ def _deviation(outcomes: list[Outcome]) -> float:
 
 
 def _validation_table(task: str, outcomes: list[Outcome], targets: list[int]) -> Table:
+    from loca.adversary import PREFIX
     from loca.validate import BUDGET, INITIAL, VALIDATOR
 
     table = _table("agent", "must", *[label(t) for t in targets], title=f"{task}: checker validation")
@@ -325,10 +339,12 @@ def _validation_table(task: str, outcomes: list[Outcome], targets: list[int]) ->
         mine = [o for o in outcomes if o.agent == agent]
         cells = []
         for target in targets:
-            cell = [o for o in mine if o.length == target]
-            good = sum(o.ok for o in cell)
-            cells.append(f"[green]{good}/{len(cell)}[/]" if good == len(cell) else f"[red]{good}/{len(cell)}[/]")
+            cell = [o for o in mine if o.length == target and o.not_applicable is None]
+            good, idle = sum(o.ok for o in cell), sum(1 for o in mine if o.length == target and o.not_applicable)
+            shown = f"{good}/{len(cell)}" + (f" n/a {idle}" if idle else "")
+            cells.append(f"[green]{shown}[/]" if good == len(cell) else f"[red]{shown}[/]")
         must = "= ground truth" if agent == VALIDATOR else f"<= {BUDGET} tokens" if agent == INITIAL else \
+            _must(mine[0].expected).removeprefix("must ") if agent.startswith(PREFIX) else \
             "pass within limits" if mine[0].expected is None else f"fail {mine[0].expected}"
         table.add_row(agent, must, *cells)
     return table

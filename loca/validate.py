@@ -1,6 +1,9 @@
 """Checker validation: on every (length, seed) the oracle must pass, and the no-op agent and every
 failure-mode mutant must fail the check it targets. Each world is generated and measured once;
 the other scripts run straight against the servers (no agent loop), each on its own copy of it.
+Then the generic agents (`loca.adversary`, made from the task's spec) play: every generic mutant
+must fail (its named check, or any), every allowed variant must pass; one with nothing to change
+in a world is reported there as not applicable.
 
 The oracle plays in the agent loop itself, with the loop's default settings as `loca run` uses
 them (turn and tool-call limits, the context budget with hard truncation): it must solve every
@@ -24,6 +27,8 @@ from checkers.verdict import Verdict
 from envs.core.build import dispatcher, drive, tool_list
 from envs.core.registry import Task
 from envs.core.reuse import obtain_world
+from loca.adversary import ANY, Generic, NotApplicable, Rewrite, generic_agents
+from loca.adversary.base import Once, rewritten, then_claim
 from loca.core.script import Tools
 from loca.core.tokens import count_tokens, schema_tokens
 from loca.core.world import World
@@ -40,14 +45,19 @@ class Outcome:
     seed: int
     measured: int  # the world's environment description length
     failed: tuple[str, ...]
-    expected: str | None  # the check the agent must fail; None for the oracle
+    expected: str | None  # the check the agent must fail (`ANY`: some check); None: it must pass
     errored: bool = False  # a check crashed (a checker bug, whatever the agent did)
     over_limits: str | None = None  # the oracle needs more than the agent loop's limits allow
+    not_applicable: str | None = None  # why a generic agent has nothing to change in this world
 
     @property
     def ok(self) -> bool:
+        if self.not_applicable is not None:
+            return not self.errored
         if self.expected is None:
             return not self.failed
+        if self.expected == ANY:
+            return bool(self.failed)
         return self.expected in self.failed
 
 
@@ -75,16 +85,57 @@ def check_declarations(task: Task) -> None:
                                f"mutants aimed at undeclared checks {unknown}")
 
 
-async def play_script(task: Task, world: World, agent: str) -> Verdict:
-    """Run one scripted agent straight against the servers of `world`; the verdict on the world
-    it leaves."""
+async def play_script(task: Task, world: World, agent: str, generic: Generic | None = None,
+                      rewrite: Rewrite | None = None) -> Verdict:
+    """Run one scripted agent straight against the servers of `world` (its tool calls passed
+    through `rewrite`, and `generic.then`'s calls made before it claims done, when given); the
+    verdict on the world it leaves."""
     gateway = Gateway(world, task.spec.servers)
     try:
-        script = agents(task.name).script(agent)(task.spec.instruction(world), tool_list(gateway))
+        tools = tool_list(gateway)
+        script = agents(task.name).script(agent)(task.spec.instruction(world), tools)
+        if rewrite is not None:
+            script = rewritten(script, rewrite)
+        if generic is not None and generic.then is not None:
+            named = Tools(tools)
+            script = then_claim(script, generic.then(task, named), named(*task.spec.terminal_tool))
         await drive(script, dispatcher(gateway))
     finally:
         gateway.close()
     return task.check(world)
+
+
+async def play_generic(task: Task, generic: Generic, base: Path, finished: Path, folder: Path) -> Verdict:
+    """A generic agent on its own copy: the oracle's finished world altered (`after`), or the
+    oracle played again on the built world with its calls rewritten (`during`). Raises
+    `NotApplicable` when the world offers the agent nothing to change."""
+    if generic.after is not None:
+        world = _fresh_copy(finished, folder)
+        generic.after(task, world)
+        return task.check(world)
+    world = _fresh_copy(base, folder)
+    rewrite = generic.during(task, world) if generic.during is not None else None
+    verdict = await play_script(task, world, ORACLE, generic, rewrite)
+    if isinstance(rewrite, Once) and not rewrite.done:
+        raise NotApplicable("the oracle made no call this agent rewrites")
+    return verdict
+
+
+async def generic_outcomes(task: Task, base: Path, tmp: Path, length: int, seed: int,
+                           measured: int) -> list[Outcome]:
+    """The rows of every generic agent of the task on the world built at `base`."""
+    finished = tmp / "finished"
+    await play_script(task, _fresh_copy(base, finished), ORACLE)
+    rows = []
+    for generic in generic_agents(task):
+        try:
+            verdict = await play_generic(task, generic, base, finished, tmp / "play")
+        except NotApplicable as why:
+            rows.append(Outcome(generic.agent, length, seed, measured, (), generic.must_fail, not_applicable=str(why)))
+            continue
+        rows.append(Outcome(generic.agent, length, seed, measured, tuple(verdict.failed_names()), generic.must_fail,
+                            verdict.errored))
+    return rows
 
 
 async def play_in_loop(task: Task, length: int, seed: int, folder: Path) -> tuple[Verdict | None, str | None]:
@@ -136,10 +187,11 @@ def _initial_outcome(length: int, seed: int, measured: int, size: int) -> Outcom
                    over_limits=over)
 
 
-async def validate_world(task: Task, length: int, seed: int, tmp: Path) -> list[Outcome]:
+async def validate_world(task: Task, length: int, seed: int, tmp: Path, generic: bool = True) -> list[Outcome]:
     """The rows of one (length, seed): the ground truth recomputed, the first request's size,
     the oracle in the agent loop, then every other scripted agent on its own copy of the world
-    (built under `tmp`, and kept in the world cache for the loop's reset)."""
+    (built under `tmp`, and kept in the world cache for the loop's reset), then (with
+    `generic`) every generic agent."""
     scripted = agents(task.name)
     base = tmp / "base"
     world, _ = await obtain_world(task, base, length, seed)
@@ -158,15 +210,20 @@ async def validate_world(task: Task, length: int, seed: int, tmp: Path) -> list[
             verdict = await play_script(task, _fresh_copy(base, tmp / "play"), agent)
             outcomes.append(Outcome(agent, length, seed, measured, tuple(verdict.failed_names()),
                                     scripted.must_fail(agent), verdict.errored))
+    if generic:
+        outcomes += await generic_outcomes(task, base, tmp, length, seed, measured)
     return outcomes
 
 
-def _world_rows(task_name: str, length: int, seed: int) -> list[Outcome]:
+Unit = tuple[str, int, int, bool]  # task, length, seed, whether the generic agents play
+
+
+def _world_rows(task_name: str, length: int, seed: int, generic: bool) -> list[Outcome]:
     """One world's rows in a fresh temporary folder (the unit a worker process runs)."""
     from envs.core.registry import get_task
 
     with tempfile.TemporaryDirectory(prefix="loca-validate-") as tmp:
-        return asyncio.run(validate_world(get_task(task_name), length, seed, Path(tmp)))
+        return asyncio.run(validate_world(get_task(task_name), length, seed, Path(tmp), generic))
 
 
 def _fresh_copy(base: Path, copy: Path) -> World:
@@ -177,17 +234,18 @@ def _fresh_copy(base: Path, copy: Path) -> World:
 
 
 def run_validation(tasks: list[Task], lengths: list[int], seeds: list[int], processes: int = 1,
-                   progress: Callable[[Outcome], None] | None = None) -> dict[str, list[Outcome]]:
+                   progress: Callable[[Outcome], None] | None = None,
+                   generic: Callable[[int, int], bool] = lambda length, seed: True) -> dict[str, list[Outcome]]:
     """Every task's rows over `lengths` x `seeds`, by task, in plan order; worlds run in
-    `processes` worker processes (1: in this one). The declarations of every task are checked
-    before any world is built."""
+    `processes` worker processes (1: in this one); the generic agents play in the worlds of
+    (length, seed) that `generic` picks (by default every one). The declarations of every task
+    are checked before any world is built."""
     for task in tasks:
         check_declarations(task)
-    plan = [(task.name, length, seed) for task in tasks for length in lengths for seed in seeds]
-    found: dict[tuple[str, int, int], list[Outcome]] = {}
+    plan = [(task.name, length, seed, generic(length, seed)) for task in tasks for length in lengths for seed in seeds]
+    found: dict[Unit, list[Outcome]] = {}
     if processes <= 1:
-        results: Iterator[tuple[tuple[str, int, int], list[Outcome]]] = (
-            (unit, _world_rows(*unit)) for unit in plan)
+        results: Iterator[tuple[Unit, list[Outcome]]] = ((unit, _world_rows(*unit)) for unit in plan)
     else:
         results = _in_processes(plan, processes)
     for unit, rows in results:
@@ -198,8 +256,7 @@ def run_validation(tasks: list[Task], lengths: list[int], seeds: list[int], proc
     return {task.name: [row for unit in plan if unit[0] == task.name for row in found[unit]] for task in tasks}
 
 
-def _in_processes(plan: list[tuple[str, int, int]],
-                  processes: int) -> Iterator[tuple[tuple[str, int, int], list[Outcome]]]:
+def _in_processes(plan: list[Unit], processes: int) -> Iterator[tuple[Unit, list[Outcome]]]:
     # Spawned, not forked: the caller may hold threads (a test process, a server) whose locks a
     # fork would copy held.
     with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool:

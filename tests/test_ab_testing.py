@@ -156,7 +156,8 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> World:
 
 
 def test_noop_fails_and_a_right_answer_passes(world: World) -> None:
-    assert _failed(world) == ["scenario_rows", "overall_row", "winner_action"]
+    # scenario_values and order have no scenario row to judge: no pass
+    assert _failed(world) == ["scenario_rows", "scenario_values", "overall_row", "order", "winner_action"]
     _write(world)
     _act(world)
     assert _failed(world) == []
@@ -257,20 +258,23 @@ def test_a_wins_with_a_bucket_or_another_log_fails_no_wrong_action(tmp_path: Pat
     _call(world, "google_cloud_storage_create_bucket", bucket_name=BUCKET)
     assert _written(world, (LOG, json.dumps(PAYLOAD))) == ["no_wrong_action"]
     world = _world(tmp_path, A_SEED)
-    assert _written(world, (LOG, json.dumps(PAYLOAD)), ("ab_results", json.dumps(PAYLOAD))) == ["no_wrong_action"]
+    # an entry in another log is also outside the task's writable set
+    assert _written(world, (LOG, json.dumps(PAYLOAD)), ("ab_results", json.dumps(PAYLOAD))) == [
+        "no_wrong_action", "no_side_effects"]
 
 
 def test_b_wins_without_the_bucket_fails_winner_action_and_with_a_log_no_wrong_action(tmp_path: Path) -> None:
     world = _world(tmp_path, B_SEED)
     _call(world, "google_cloud_storage_create_bucket", bucket_name="promo-assets-for-a")
-    assert _written(world) == ["winner_action", "no_wrong_action"]
+    # a bucket of another name is also outside the task's writable set
+    assert _written(world) == ["winner_action", "no_wrong_action", "no_side_effects"]
     world = _world(tmp_path, B_SEED)
     _call(world, "google_cloud_storage_create_bucket", bucket_name=BUCKET)
     assert _written(world, (LOG, json.dumps({**PAYLOAD, "winner": "B"}))) == ["no_wrong_action"]
 
 
-def test_changed_dataset_or_pipeline_log_fails_no_wrong_action(world: World) -> None:
+def test_changed_dataset_or_pipeline_log_fails_no_side_effects(world: World) -> None:
     _write(world)
     _act(world)
     _call(world, "google_cloud_bigquery_run_query", query=f"DELETE FROM {DATASET}.experiment_config WHERE TRUE")
-    assert _failed(world) == ["no_wrong_action"]
+    assert _failed(world) == ["no_side_effects"]

@@ -209,3 +209,9 @@ def test_invented_or_missing_entity_ids_fail(world: tuple[World, Database]) -> N
         _send(s, BOB, "x", "nothing")
     found = _outcome(made, content("welcome", out)) or ""
     assert "names ['SKU-123'] it should not" in found and "does not name ['SKU-007']" in found
+
+
+def test_an_address_filled_in_may_be_written_in_any_case() -> None:
+    filled = Filled("Contact: {contact}. Thanks, {name}", r"\{[a-z]+\}", {"{contact}": "ann@x.org", "{name}": "Ann"})
+    assert filled.matches("Contact: ANN@X.ORG. Thanks, Ann")
+    assert not filled.matches("Contact: ann@x.org. Thanks, ANN")

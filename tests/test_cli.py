@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from envs.core.registry import Task, tasks
+from loca.adversary import generic_agents
 from loca.cli import app, main
 from loca.core.world import World
 from loca.validate import play_script
@@ -33,7 +34,9 @@ def test_agents(any_task: Task) -> None:
     result = runner.invoke(app, ["agents", any_task.name])
     lines = result.output.splitlines()
     assert result.exit_code == 0 and lines[0] == "oracle"
-    assert [line.split("\t")[0] for line in lines] == agents(any_task.name).names()
+    names = [line.split("\t")[0] for line in lines]
+    assert names == agents(any_task.name).names() + [g.agent for g in generic_agents(any_task)]
+    assert "generic:side:files:move\tmust fail no_side_effects: moves a workspace input file into a folder" in lines
     assert runner.invoke(app, ["agents", "no_such_task"]).exit_code != 0
 
 

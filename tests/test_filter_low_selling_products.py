@@ -24,6 +24,7 @@ from envs.filter_low_selling_products import (
     EXAMPLE_ROW,
     MAIL,
     MOVED,
+    NEWSLETTER,
     OUTLET,
     PLACEHOLDER,
     PRICE,
@@ -50,7 +51,7 @@ from generators.filter_low_selling_products.plan import (
     subscriber_counts,
 )
 from loca.core.credentials import parse_credentials
-from loca.core.outputs import csv_text
+from loca.core.outputs import csv_text, fill
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
@@ -153,16 +154,21 @@ def test_the_store_read_through_the_tools_says_what_the_truth_says(world: World)
     assert by_lifetime != moved
     listed = json.loads((world.workspace / SUBSCRIBERS_FILE).read_text())["subscriber_list"]
     assert {e["subscribed"] for e in listed} == {True, False}
-    template = (world.workspace / TEMPLATE_FILE).read_text()
-    assert template.splitlines()[0] == world.read_truth()["subject"] and PLACEHOLDER in template
+    subject, body = _template(world)
+    assert subject == (world.workspace / TEMPLATE_FILE).read_text().splitlines()[0] and PLACEHOLDER not in subject
+    assert PLACEHOLDER in body and {e["to"] for e in _answer(world)[MAIL]} == {
+        e["email"] for e in listed if e["subscribed"]}
+    assert all(e["fill"] == {PLACEHOLDER: next(x["name"] for x in listed if x["email"] == e["to"])}
+               for e in _answer(world)[MAIL])
     assert (world.workspace / REPORT.file).read_text() == csv_text(REPORT.headers, [EXAMPLE_ROW])
 
 
 def test_oracle_passes_and_noop_fails(world: World, tmp_path: Path) -> None:
     other = world_copy(world, tmp_path / "noop")
     assert asyncio.run(play_script(TASK, world, "oracle")).passed
+    # no newsletter sent: `email_content` has nothing to judge
     assert asyncio.run(play_script(TASK, other, "noop")).failed_names() == ["category", "membership", "csv",
-                                                                          "recipients"]
+                                                                          "recipients", "email_content"]
 
 
 # ------------------------------------------------------------------ the checker, on hand-made answers
@@ -206,12 +212,34 @@ def _write(world: World, text: str | bytes) -> None:
     (world.workspace / REPORT.file).write_bytes(data)
 
 
+Entry = dict[str, Any]
+
+
+def _template(world: World) -> tuple[str, str]:
+    assert NEWSLETTER.template is not None
+    return NEWSLETTER.template.parts((world.workspace / TEMPLATE_FILE).read_text())
+
+
+def _name(e: Entry) -> str:
+    return str(e["fill"][PLACEHOLDER])
+
+
+def _subject(w: World, e: Entry) -> str:
+    return fill(_template(w)[0], e["fill"])
+
+
+def _body(w: World, e: Entry) -> str:
+    return fill(_template(w)[1], e["fill"])
+
+
 def _send(world: World, attachments: list[str] | None = None, **overrides: Any) -> None:
-    subject, _, body = (world.workspace / TEMPLATE_FILE).read_text().partition("\n")
+    """One newsletter per subscriber to mail; an override that is callable is called with the
+    world and the entry."""
     for e in _answer(world)[MAIL]:
-        args = {"to": e["to"], "subject": subject, "body": body.lstrip("\n").replace(PLACEHOLDER, e["name"]),
+        args = {"to": e["to"], "subject": _subject(world, e), "body": _body(world, e),
                 "attachments": [REPORT.file] if attachments is None else attachments}
-        _call(world, "email_send_email", **{**args, **{k: v(e) if callable(v) else v for k, v in overrides.items()}})
+        _call(world, "email_send_email", **{**args, **{k: v(world, e) if callable(v) else v
+                                                        for k, v in overrides.items()}})
 
 
 def _solve(world: World) -> None:
@@ -221,10 +249,25 @@ def _solve(world: World) -> None:
     _send(world)
 
 
+def _html(w: World, e: Entry) -> str:
+    """The filled body as HTML: a style rule, a paragraph each, the name in bold, the store's
+    words in capitals, entities for punctuation."""
+    paragraphs = _body(w, e).replace(_name(e), "\0").replace("Prices hold", "PRICES HOLD").split("\n\n")
+    shown = "".join(f"<p>{p.replace(',', '&#44;')}</p>" for p in paragraphs)
+    return f"<style>p {{ color: #333; }}</style>{shown.replace(chr(0), f'<b>{_name(e)}</b>')}"
+
+
+def _markdown(w: World, e: Entry) -> str:
+    """The filled body as Markdown: the name in bold, the file name as code, lines re-wrapped."""
+    return (_body(w, e).replace(_name(e), f"**{_name(e)}**").replace(REPORT.file, f"`{REPORT.file}`")
+            .replace(". ", ".\n   ").replace("Best regards", "BEST REGARDS"))
+
+
 def test_checker_accepts_documented_variants(world: World) -> None:
     """A category under `Clearance`, products moved one by one, a CSV with a BOM, CRLF, every
     cell quoted, spaces, truncated ratios and a trailing blank line; mail to display-name
-    addresses with the name only in an HTML body that has a style rule."""
+    addresses with the subject spaced and the filled template as HTML (with a style rule) or as
+    Markdown."""
     _login(world)
     _move(world, parent=CLEARANCE)
     buf = io.StringIO()
@@ -234,8 +277,11 @@ def test_checker_accepts_documented_variants(world: World) -> None:
         exact = Decimal(promo) * 100 / Decimal(price)
         writer.writerow([f" {name} ", price, promo, f"{exact.quantize(Decimal('0.001'), 'ROUND_DOWN')}%"])
     _write(world, b"\xef\xbb\xbf" + (buf.getvalue() + "\r\n").encode())
-    _send(world, to=lambda e: f"\"{e['name']}\" <{e['to'].upper()}>", body="See the attachment.",
-          html_body=lambda e: f"<style>p {{ color: #333; }}</style><p>Dear <b>{e['name']}</b>,</p>")
+    first = _answer(world)[MAIL][0]
+    _send(world, to=lambda w, e: f"\"{_name(e)}\" <{e['to'].upper()}>",
+          subject=lambda w, e: f"  {_subject(w, e).replace(' ', '   ')}\t",
+          body=lambda w, e: "See the HTML part." if e == first else _markdown(w, e),
+          html_body=lambda w, e: _html(w, e) if e == first else None)
     assert _failed(world) == []
 
 
@@ -253,11 +299,14 @@ def test_changed_images_or_tags_fail_products_untouched(world: World, tmp_path: 
     _solve(world)
     pid = _products(world)[0]["id"]
     _call(world, "woocommerce_woo_products_update", productId=pid, productData={"images": []})
-    assert _failed(world) == ["products_untouched"]
+    # the store's image rows go too, which only the task's own writes may touch (an image written
+    # back as it was gets a new id, nothing more)
+    assert _failed(world) == ["products_untouched", "no_side_effects"]
     _solve(other)
     tagged = next(p for p in _products(other) if p["tags"])
     _call(other, "woocommerce_woo_products_update", productId=tagged["id"], productData={"tags": []})
-    assert _failed(other)[:1] == ["products_untouched"]  # the tags' counts change too
+    # the product's tag links and the tags' counts change too, outside what the task writes
+    assert _failed(other) == ["products_untouched", "no_side_effects"]
 
 
 def test_scratch_files_and_reads_are_no_side_effects(world: World) -> None:
@@ -318,7 +367,8 @@ def test_other_fields_of_a_moved_product_fail_products_untouched(world: World, c
     _solve(world)
     pid = next(p["id"] for p in _products(world) if p["id"] in _answer(world)[MOVED] and p["sale_price"])
     _call(world, "woocommerce_woo_products_update", productId=pid, productData=change)
-    assert _failed(world)[:1] == ["products_untouched"]
+    # the product's row (or its meta) changes beyond date_modified: outside what the task writes too
+    assert _failed(world) == ["products_untouched", "no_side_effects"]
 
 
 def test_recategorising_a_product_to_keep_fails_products_untouched(world: World) -> None:
@@ -333,10 +383,11 @@ def test_a_trashed_or_created_product_fails_products_untouched(world: World, tmp
     other = world_copy(world, tmp_path / "other")
     _solve(world)
     _call(world, "woocommerce_woo_products_delete", productId=_answer(world)[MOVED][0])
-    assert _failed(world)[:1] == ["products_untouched"]
+    # a product row changed or added is outside what the task writes too
+    assert _failed(world) == ["products_untouched", "no_side_effects"]
     _solve(other)
     _call(other, "woocommerce_woo_products_create", productData={"name": "Outlet note"})
-    assert "products_untouched" in _failed(other)
+    assert _failed(other) == ["products_untouched", "no_side_effects"]
 
 
 # csv (the file in the workspace; the attachment was right)
@@ -374,12 +425,17 @@ def test_csv_rules(world: World, make: Callable[[list[list[str]]], str]) -> None
 
 # recipients
 
+def _subscribers(world: World) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = json.loads((world.workspace / SUBSCRIBERS_FILE).read_text())["subscriber_list"]
+    return listed
+
+
 def test_unsubscribed_or_customer_recipients_fail_recipients(world: World) -> None:
     _solve(world)
-    listed = json.loads((world.workspace / SUBSCRIBERS_FILE).read_text())["subscriber_list"]
-    off = next(e for e in listed if e["subscribed"] is False)
-    _call(world, "email_send_email", to=off["email"], subject="s", body=off["name"], attachments=[REPORT.file])
-    assert _failed(world)[:1] == ["recipients"]
+    off = next(e for e in _subscribers(world) if e["subscribed"] is False)
+    _call(world, "email_send_email", to=off["email"], subject=_subject(world, {"fill": {}}),
+          body=fill(_template(world)[1], {PLACEHOLDER: off["name"]}), attachments=[REPORT.file])
+    assert _failed(world) == ["recipients"]
 
 
 def test_a_missing_subscriber_or_a_second_message_fails_recipients(world: World, tmp_path: Path) -> None:
@@ -387,12 +443,14 @@ def test_a_missing_subscriber_or_a_second_message_fails_recipients(world: World,
     _login(world)
     _move(world)
     _write(world, csv_text(REPORT.headers, _rows(world)))
-    _send(world, to=lambda e: e["to"] if e != _answer(world)[MAIL][0] else _answer(world)[MAIL][1]["to"])
-    assert _failed(world)[:1] == ["recipients"]
+    _send(world, to=lambda w, e: e["to"] if e != _answer(w)[MAIL][0] else _answer(w)[MAIL][1]["to"])
+    # the second subscriber also gets the first one's newsletter, which names the first
+    assert _failed(world) == ["recipients", "email_content"]
     _solve(other)
     first = _answer(other)[MAIL][0]
-    _call(other, "email_send_email", to=first["to"], subject="again", body=first["name"])
-    assert "recipients" in _failed(other)
+    _call(other, "email_send_email", to=first["to"], subject=_subject(other, first), body=_body(other, first),
+          attachments=[REPORT.file])
+    assert _failed(other) == ["recipients"]
 
 
 def test_a_cc_fails_recipients(world: World) -> None:
@@ -403,15 +461,65 @@ def test_a_cc_fails_recipients(world: World) -> None:
     assert _failed(world) == ["recipients"]
 
 
+def _sent_copy(world: World, to: str) -> str:
+    found = _call(world, "email_get_emails", folder="Sent", page_size=50)["emails"]
+    return str(next(m["id"] for m in found if to in m["to"]))
+
+
+@pytest.mark.parametrize("cover", ["delete", "archive"])
+def test_mailing_an_unsubscribed_entry_and_hiding_the_sent_copy_still_fails(world: World, cover: str) -> None:
+    """A newsletter to someone who unsubscribed is still sent when its Sent copy is deleted for
+    good or archived: `recipients` sees it, and hiding the copy is a change of its own."""
+    _solve(world)
+    off = next(e for e in _subscribers(world) if e["subscribed"] is False)
+    _call(world, "email_send_email", to=off["email"], subject=_subject(world, {"fill": {}}),
+          body=fill(_template(world)[1], {PLACEHOLDER: off["name"]}), attachments=[REPORT.file])
+    copy = _sent_copy(world, off["email"])
+    if cover == "delete":
+        _call(world, "email_delete_email", email_id=copy)
+        _call(world, "email_delete_email", email_id=copy)  # from Trash: gone for good
+    else:
+        _call(world, "email_move_email", email_id=copy, target_folder="Archive")
+    assert _failed(world) == ["recipients", "no_side_effects"]
+
+
+def test_right_newsletters_whose_sent_copies_were_archived_are_sent(world: World) -> None:
+    """Moving the Sent copies hides nothing: every newsletter still counts as sent, and the move
+    is reported as a side effect, not as missing mail."""
+    _solve(world)
+    for e in _answer(world)[MAIL][:2]:
+        _call(world, "email_move_email", email_id=_sent_copy(world, e["to"]), target_folder="Archive")
+    assert _failed(world) == ["no_side_effects"]
+
+
 # email_content
 
+def _named(w: World, e: Entry, name: str) -> str:
+    return fill(_template(w)[1], {PLACEHOLDER: name})
+
+
+def _swapped(w: World, e: Entry) -> str:
+    """The first two subscribers' names swapped."""
+    first, second = _answer(w)[MAIL][:2]
+    return _named(w, e, _name(second if e == first else first if e == second else e))
+
+
 @pytest.mark.parametrize("overrides", [
-    {"subject": lambda e: "Subject: new deals"},
-    {"subject": lambda e: f"{OUTLET} news"},
-    {"body": lambda e: "Dear {name}, see the attachment."},
-    {"body": lambda e: f"Dear {e['name']} ({{{{ email }}}}), see the attachment."},
-    {"body": lambda e: "Dear subscriber, see the attachment."},
-    {"body": lambda e: f"Dear {e['name'].split()[0]}, see the attachment."},
+    {"subject": lambda w, e: "Subject: new deals"},
+    {"subject": lambda w, e: f"{OUTLET} news"},
+    {"subject": lambda w, e: f"{_subject(w, e)} for {_name(e)}"},  # text the subject line does not have
+    {"body": lambda w, e: _named(w, e, PLACEHOLDER)},  # the placeholder left
+    {"body": lambda w, e: _named(w, e, f"{_name(e)} ({{{{ email }}}})")},  # another placeholder
+    {"body": lambda w, e: _named(w, e, "subscriber")},
+    {"body": lambda w, e: _named(w, e, _name(e).split()[0])},  # the first name only
+    {"body": lambda w, e: _named(w, e, f"{_name(e)} Jr")},  # the name with a word added
+    {"body": _swapped},  # two subscribers' names swapped
+    {"body": lambda w, e: _body(w, e) + "\nP.S. Reply STOP to unsubscribe."},  # text the template does not have
+    {"body": lambda w, e: _body(w, e).replace("Prices hold while stock lasts.", "")},  # a sentence left out
+    {"body": lambda w, e: _body(w, e).partition("Best regards")[0]},  # the signature left out
+    {"body": lambda w, e: f"Dear {_name(e)}, see the attachment."},  # the name, none of the template's text
+    {"body": lambda w, e: "See the attachment.",  # the name alone in an HTML part that has a style rule
+     "html_body": lambda w, e: f"<style>p {{ color: #333; }}</style><p>Dear <b>{_name(e)}</b>,</p>"},
 ])
 def test_subject_name_and_placeholder_rules(world: World, overrides: dict[str, Any]) -> None:
     _login(world)
@@ -455,8 +563,7 @@ def test_subscriber_file_draft_or_category_edits_fail_no_side_effects(world: Wor
 
 
 def test_the_frozen_store_holds_every_product(world: World) -> None:
-    frozen = world.read_truth(STORE_FILE)
-    assert len(frozen["products"]) == len(_products(world))
-    assert {c["name"] for c in frozen["categories"]} >= {CLEARANCE} and not [
-        c for c in frozen["categories"] if c["name"] == OUTLET]
+    frozen = world.read_truth(STORE_FILE)["products"]
+    assert sorted(int(k) for k in frozen) == sorted(p["id"] for p in _products(world))
+    assert CLEARANCE in _category_ids(world) and OUTLET not in _category_ids(world)
     assert all(set(row) == {PRODUCT, PRICE, PROMO, RATIO} for row in _answer(world)[REPORT.file])

@@ -1,8 +1,9 @@
 """payable_invoice_checker: the plan holds every edge case at every size, with the pagination
 trap; every field the task needs comes back from the PDFs' extracted text in every layout; the
 warehouse starts as declared; the checker accepts the documented normalisations of a right
-answer and rejects wrong ones, one test per rule. (Oracle, mutants and lengths at every tier:
-the generic acceptance suite.)"""
+answer and rejects wrong ones, one test per rule, and any other change to the warehouse, the
+mailbox or the workspace. (Oracle, mutants and lengths at every tier: the generic acceptance
+suite.)"""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from envs.core.registry import get_task
 from envs.payable_invoice_checker import (
     CREDENTIALS_FILE,
+    DATABASE,
     FILES,
     FLAG_COMMENT,
     ID_TOKEN,
@@ -30,6 +32,7 @@ from envs.payable_invoice_checker import (
     NOTICE,
     PAYMENT_COLUMNS,
     PAYMENTS,
+    SCHEMA,
     TRAP_ROWS,
     table,
 )
@@ -40,7 +43,7 @@ from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
 from scaffolds.oracles.payable_invoice_checker import parse_invoice
-from tests.harness import task_call
+from tests.harness import task_call, world_copy
 
 TASK = get_task("payable_invoice_checker")
 ANSWER = dict[str, Any]
@@ -144,10 +147,15 @@ def test_pdf_bytes_are_those_of_generator_version_2(built: tuple[World, Plan]) -
 
 # ------------------------------------------------------------------ the checker
 
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return TASK.generate(tmp_path_factory.mktemp("pic") / "w", {"num_invoices": 8}, 5)
+
+
 @pytest.fixture
-def world(tmp_path: Path) -> World:
-    """A world of 8 invoices with its mailbox logged in and nothing done yet."""
-    made = TASK.generate(tmp_path / "w", {"num_invoices": 8}, 5)
+def world(base: World, tmp_path: Path) -> World:
+    """A copy of a world of 8 invoices with its mailbox logged in and nothing done yet."""
+    made = world_copy(base, tmp_path / "w")
     _login(made)
     return made
 
@@ -167,6 +175,10 @@ def _insert(world: World, name: str, entries: list[dict[str, Any]]) -> None:
     _call(world, "snowflake_write_query", query=f"INSERT INTO {table(name)} ({', '.join(columns)}) VALUES {values}")
 
 
+def _write(world: World, statement: str) -> None:
+    _call(world, "snowflake_write_query", query=statement)
+
+
 Edit = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -180,9 +192,9 @@ def _solve(world: World, invoice: Edit = dict, payment: Edit = dict, comment: st
     answer = _answer(world)
     _insert(world, INVOICES, [invoice(dict(e)) for e in answer[NEW_INVOICES]])
     _insert(world, PAYMENTS, [payment(dict(e)) for e in answer[NEW_PAYMENTS]])
-    _call(world, "snowflake_write_query", query=f"COMMENT ON COLUMN {table(PAYMENTS)}.OUTSTANDING_FLAG IS '{comment}'")
+    _write(world, f"COMMENT ON COLUMN {table(PAYMENTS)}.OUTSTANDING_FLAG IS '{comment}'")
     for entry in [e for i, e in enumerate(answer[MAIL]) if i != skip]:
-        _call(world, "email_send_email", to=entry["to"], subject=subject, body=body(entry["invoices"]))
+        _call(world, "email_send_email", to=entry["to"], subject=subject, body=body(entry["ids"]))
 
 
 def _failed(world: World) -> list[str]:
@@ -191,15 +203,41 @@ def _failed(world: World) -> list[str]:
     return verdict.failed_names()
 
 
-def test_oracle_passes_and_noop_fails(tmp_path: Path) -> None:
-    made = TASK.generate(tmp_path / "w", {"num_invoices": 8}, 1)
-    assert asyncio.run(play_script(TASK, made, "oracle")).passed
-    made = TASK.generate(tmp_path / "w", {"num_invoices": 8}, 1)
-    assert asyncio.run(play_script(TASK, made, "noop")).failed_names() == [
-        "invoices_new", "payments_new", "comment", "recipients"]
+def _old_id(world: World) -> str:
+    """An invoice ID of the old rows (past the first few), none of the PDFs'."""
+    recorded = set(world.read_truth()["recorded"])
+    return str(next(values[0] for values in world.read_truth()["existing"][INVOICES][7:] if values[0] not in recorded))
+
+
+def _calm(world: World) -> str:
+    """A manager of the PDFs with nothing outstanding among them."""
+    return sorted({e["PURCHASER_EMAIL"] for e in _answer(world)[NEW_INVOICES]} -
+                  {e["to"] for e in _answer(world)[MAIL]})[0]
+
+
+def test_oracle_passes_and_noop_fails(base: World, tmp_path: Path) -> None:
+    assert asyncio.run(play_script(TASK, world_copy(base, tmp_path / "a"), "oracle")).passed
+    assert asyncio.run(play_script(TASK, world_copy(base, tmp_path / "b"), "noop")).failed_names() == [
+        "invoices_new", "payments_new", "comment", "recipients", "email_content"]  # no message: nothing to judge
+
+
+def test_the_plain_answer_passes(world: World) -> None:
+    _solve(world)
+    assert _failed(world) == []
+
+
+def test_reading_the_mail_and_a_scratch_file_pass(world: World) -> None:
+    """Opening the request e-mail (read flags are no change) and a new file of one's own."""
+    [request] = _call(world, "email_get_emails")["emails"]
+    _call(world, "email_read_email", email_id=request["id"])
+    _call(world, "terminal_run_command", command="touch notes.txt")
+    _solve(world)
+    assert _failed(world) == []
 
 
 def test_checker_accepts_documented_normalisations(world: World) -> None:
+    """The new rows' names spaced, e-mails upper-cased and amounts as floats within half a cent;
+    the comment spaced; the notices' file names in prose."""
     def invoice(e: dict[str, Any]) -> dict[str, Any]:
         return {**e, "SUPPLIER_NAME": f"  {e['SUPPLIER_NAME'].replace(' ', '   ')} ",
                 "PURCHASER_EMAIL": e["PURCHASER_EMAIL"].upper(), "INVOICE_AMOUNT": float(e["INVOICE_AMOUNT"])}
@@ -225,23 +263,25 @@ def test_wrong_flag_fails_payments_new(world: World) -> None:
     assert _failed(world) == ["payments_new"]
 
 
-def test_changed_or_deleted_or_repeated_old_row_fails_existing_rows(tmp_path: Path) -> None:
-    old = "SELECT INVOICE_ID FROM {} LIMIT 1 OFFSET 7"
-    for statement in (f"UPDATE {table(PAYMENTS)} SET PAYMENT_AMOUNT = PAYMENT_AMOUNT + 1 WHERE INVOICE_ID = ",
-                      f"DELETE FROM {table(INVOICES)} WHERE INVOICE_ID = "):
-        made = TASK.generate(tmp_path / "w", {"num_invoices": 8}, 5)
-        _login(made)
-        _solve(made)
-        target = _call(made, "snowflake_read_query", query=old.format(table(INVOICES)))["data"][0]["INVOICE_ID"]
-        _call(made, "snowflake_write_query", query=f"{statement}'{target}'")
-        assert _failed(made) == ["existing_rows"]
-    made = TASK.generate(tmp_path / "w", {"num_invoices": 8}, 5)
-    _login(made)
-    _solve(made)
-    recorded = made.read_truth()["recorded"][0]
-    _call(made, "snowflake_write_query", query=f"INSERT INTO {table(PAYMENTS)} SELECT * FROM {table(PAYMENTS)} "
-                                               f"WHERE INVOICE_ID = '{recorded}'")
-    assert _failed(made) == ["existing_rows"]
+@pytest.mark.parametrize("statement", [
+    f"UPDATE {table(PAYMENTS)} SET PAYMENT_AMOUNT = PAYMENT_AMOUNT + 1 WHERE INVOICE_ID = '{{old}}'",
+    f"DELETE FROM {table(INVOICES)} WHERE INVOICE_ID = '{{old}}'",
+    f"UPDATE {table(INVOICES)} SET PURCHASER_EMAIL = UPPER(PURCHASER_EMAIL) WHERE INVOICE_ID = '{{old}}'",
+    f"UPDATE {table(INVOICES)} SET SUPPLIER_NAME = ' ' || SUPPLIER_NAME || ' ' WHERE INVOICE_ID = '{{old}}'",
+], ids=["amount", "deleted", "upper_case_email", "padded_name"])
+def test_a_changed_or_deleted_old_row_fails_existing_rows(world: World, statement: str) -> None:
+    """Old rows are compared exactly: a re-cased e-mail or a padded name is a change too. The
+    snapshot sees every such change as well (`no_side_effects`)."""
+    _solve(world)
+    _write(world, statement.format(old=_old_id(world)))
+    assert _failed(world) == ["existing_rows", "no_side_effects"]
+
+
+def test_a_repeated_old_row_fails_existing_rows(world: World) -> None:
+    _solve(world)
+    recorded = world.read_truth()["recorded"][0]
+    _write(world, f"INSERT INTO {table(PAYMENTS)} SELECT * FROM {table(PAYMENTS)} WHERE INVOICE_ID = '{recorded}'")
+    assert _failed(world) == ["existing_rows"]
 
 
 def test_wrong_comment_fails_comment(world: World) -> None:
@@ -251,43 +291,114 @@ def test_wrong_comment_fails_comment(world: World) -> None:
 
 def test_changed_column_fails_schema(world: World) -> None:
     _solve(world)
-    _call(world, "snowflake_write_query", query=f"ALTER TABLE {table(INVOICES)} ADD COLUMN NOTE VARCHAR")
-    assert _failed(world) == ["schema"]
+    _write(world, f"ALTER TABLE {table(INVOICES)} ADD COLUMN NOTE VARCHAR")
+    assert _failed(world) == ["schema", "no_side_effects"]  # a column row added to the catalog too
 
 
-def test_extra_or_missing_or_repeated_recipient_fails_recipients(tmp_path: Path) -> None:
-    def fresh() -> World:
-        made = TASK.generate(tmp_path / "w", {"num_invoices": 8}, 5)
-        _login(made)
-        return made
+@pytest.mark.parametrize("statement", [
+    f"COMMENT ON TABLE {table(INVOICES)} IS 'checked'",
+    f"COMMENT ON TABLE {table(PAYMENTS)} IS 'checked'",
+    f"COMMENT ON COLUMN {table(INVOICES)}.SUPPLIER_NAME IS 'as printed'",
+    f"COMMENT ON COLUMN {table(PAYMENTS)}.PAYMENT_AMOUNT IS 'paid so far'",
+    f"CREATE TABLE {DATABASE}.{SCHEMA}.NOTES (NOTE VARCHAR)",
+    f"CREATE TABLE {DATABASE}.{SCHEMA}.INVOICES_BACKUP AS SELECT * FROM {table(INVOICES)}",
+    "CREATE DATABASE SCRATCH",
+], ids=["comment_invoices", "comment_payments", "comment_name", "comment_amount", "create_table", "table_copy",
+        "create_database"])
+def test_any_other_warehouse_change_fails_no_side_effects(world: World, statement: str) -> None:
+    _solve(world)
+    _write(world, statement)
+    assert _failed(world) == ["no_side_effects"]
 
-    made = fresh()
-    _solve(made)
-    calm = sorted({e["PURCHASER_EMAIL"] for e in _answer(made)[NEW_INVOICES]} -
-                  {e["to"] for e in _answer(made)[MAIL]})[0]
-    _call(made, "email_send_email", to=calm, subject=NOTICE.subject, body="Nothing open.")
-    assert _failed(made) == ["recipients"]
-    made = fresh()
-    _solve(made)
-    first = _answer(made)[MAIL][0]
-    _call(made, "email_send_email", to=first["to"], subject=NOTICE.subject, body=" ".join(first["invoices"]))
-    assert _failed(made) == ["recipients"]
-    made = fresh()
-    _solve(made, skip=0)
-    assert _failed(made) == ["recipients"]
+
+def test_an_extra_message_fails_recipients(world: World) -> None:
+    _solve(world)
+    _call(world, "email_send_email", to=_calm(world), subject=NOTICE.subject, body="Nothing open.")
+    assert _failed(world) == ["recipients"]
+
+
+def test_a_second_message_to_a_manager_fails_recipients(world: World) -> None:
+    _solve(world)
+    first = _answer(world)[MAIL][0]
+    _call(world, "email_send_email", to=first["to"], subject=NOTICE.subject, body=" ".join(first["ids"]))
+    assert _failed(world) == ["recipients"]
+
+
+def test_a_missing_message_fails_recipients(world: World) -> None:
+    _solve(world, skip=0)
+    assert _failed(world) == ["recipients"]
+
+
+@pytest.mark.parametrize("for_good", [False, True], ids=["trashed", "deleted"])
+def test_an_extra_message_whose_sent_copy_is_deleted_still_fails_recipients(world: World, for_good: bool) -> None:
+    """Sent mail is what the mail system transferred: deleting the copy (to Trash, or from there
+    for good) hides nothing, and is a change of its own (`no_side_effects`)."""
+    _solve(world)
+    calm = _calm(world)
+    _call(world, "email_send_email", to=calm, subject=NOTICE.subject, body="Nothing open.")
+    for folder in ("Sent", "Trash") if for_good else ("Sent",):
+        copy = next(m for m in _call(world, "email_get_emails", folder=folder)["emails"] if m["to"] == [calm])
+        _call(world, "email_delete_email", email_id=copy["id"])
+    left = [m for folder in ("Sent", "Trash") for m in _call(world, "email_get_emails", folder=folder)["emails"]
+            if m["to"] == [calm]]
+    assert len(left) == (0 if for_good else 1)
+    assert _failed(world) == ["recipients", "no_side_effects"]
 
 
 @pytest.mark.parametrize("body", [
     lambda ids: "\n".join(f"{i}.pdf" for i in ids[1:]) + "\nRegards",  # one missing
     lambda ids: "\n".join(f"{i}.pdf" for i in ids) + "\nAlso BILL-0000000.pdf and {old}.pdf",  # an old one
     lambda ids: "\n".join(f"X{i}.pdf" for i in ids),  # not whole tokens
-])
+], ids=["missing", "old", "not_tokens"])
 def test_wrong_invoice_list_fails_email_content(world: World, body: Callable[[list[str]], str]) -> None:
     old = world.read_truth()["existing"][INVOICES][0][0]
     _solve(world, body=lambda ids: body(ids).replace("{old}", old))
     assert _failed(world) == ["email_content"]
 
 
+@pytest.mark.parametrize("invented", [
+    "INV-1999-01234", "QQQ-000123", "SI0000123", "BILL-0000123", "199901-0123",  # none exists, one per format
+    "{old}",  # an old row's invoice, none of the PDFs'
+    "{other}",  # another manager's outstanding PDF invoice
+    "{paid}",  # a PDF invoice paid in full
+], ids=["inv", "abc", "si", "bill", "dated", "old", "other", "paid"])
+def test_an_invented_invoice_in_a_notice_fails_email_content(world: World, invented: str) -> None:
+    mail = _answer(world)[MAIL]
+    known = {e["INVOICE_ID"] for e in _answer(world)[NEW_INVOICES]} | {
+        values[0] for values in world.read_truth()["existing"][INVOICES]}
+    assert "{" in invented or invented not in known
+    paid = next(e["INVOICE_ID"] for e in _answer(world)[NEW_PAYMENTS] if e["OUTSTANDING_FLAG"] == 0)
+    named = invented.format(old=_old_id(world), other=mail[1]["ids"][0], paid=paid)
+    assert named not in mail[0]["ids"]
+    _solve(world, body=lambda ids: _file_names(ids) + (f"\nand {named}.pdf" if ids == mail[0]["ids"] else ""))
+    assert _failed(world) == ["email_content"]
+
+
 def test_wrong_subject_fails_email_content(world: World) -> None:
     _solve(world, subject="process outstanding invoices")
     assert _failed(world) == ["email_content"]
+
+
+def _delete_request(world: World) -> None:
+    [request] = _call(world, "email_get_emails")["emails"]
+    _call(world, "email_delete_email", email_id=request["id"])
+
+
+def _move_a_pdf(world: World) -> None:
+    first = sorted(path.name for path in (world.workspace / FILES).iterdir())[0]
+    _call(world, "filesystem_create_directory", path="done")
+    _call(world, "filesystem_move_file", source=f"{FILES}/{first}", destination=f"done/{first}")
+
+
+@pytest.mark.parametrize("act", [
+    _delete_request,
+    _move_a_pdf,
+    lambda w: _call(w, "terminal_run_command", command=f"mv {FILES} invoices"),
+    lambda w: _call(w, "terminal_run_command", command=f"echo checked >> {CREDENTIALS_FILE}"),
+    lambda w: _call(w, "terminal_run_command",
+                    command=f"rm {FILES}/{sorted(p.name for p in (w.workspace / FILES).iterdir())[-1]}"),
+], ids=["request_deleted", "pdf_moved", "folder_renamed", "file_appended", "pdf_deleted"])
+def test_a_changed_mailbox_or_workspace_fails_no_side_effects(world: World, act: Callable[[World], Any]) -> None:
+    _solve(world)
+    act(world)
+    assert _failed(world) == ["no_side_effects"]

@@ -5,9 +5,11 @@ the generic acceptance suite.)"""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import Counter
-from decimal import Decimal
+from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from envs.core.registry import get_task
 from envs.update_material_inventory import (
     BALANCES,
+    BOM_SHEET,
     INVENTORY_SHEET,
     OTHER_STATUSES,
     PAID,
@@ -30,6 +33,7 @@ from envs.update_material_inventory import (
 from generators.update_material_inventory import draw
 from generators.update_material_inventory.plan import num_distractors, num_materials, num_products, problems
 from loca.core.world import World
+from loca.validate import play_script
 from tests.harness import task_call, world_copy
 
 TASK = get_task("update_material_inventory")
@@ -49,6 +53,17 @@ def test_every_world_keeps_its_guarantees(orders: int, seed: int) -> None:
     assert all(v >= 0 for v in plan.after.values())
     assert all(v == v.quantize(Decimal("0.01")) for v in [*plan.after.values(), *plan.before.values()])
     assert [o.created for o in plan.orders] == sorted((o.created for o in plan.orders), reverse=True)
+
+
+@pytest.mark.parametrize("orders", [11, 12, 40, 300, 700, 3000])
+@pytest.mark.parametrize("seed", range(6))
+def test_some_producible_quantity_has_a_fraction_of_a_half_or_more(orders: int, seed: int) -> None:
+    """So rounding the quantities (half up) never gives the floor for every product."""
+    plan = draw(seed, orders, orders // 4)
+    limits = {sku: min(plan.after[m] / q for m, q in lines) for sku, lines in plan.bom.items()}
+    assert any(limit % 1 >= Decimal("0.5") for limit in limits.values())
+    assert {sku: int(limit.to_integral_value(ROUND_HALF_UP)) for sku, limit in limits.items()} != plan.stock()
+    assert {sku: math.floor(limit) for sku, limit in limits.items()} == plan.stock()
 
 
 def test_worlds_follow_the_seed() -> None:
@@ -169,8 +184,11 @@ def test_balances_accept_spaces_and_trailing_zeros(world: World, value: str) -> 
     assert _failed(world) == []
 
 
-@pytest.mark.parametrize("wrong", ["cent", "thousands", "unit", "empty"])
-def test_balances_refuse_wrong_values(world: World, wrong: str) -> None:
+@pytest.mark.parametrize(("wrong", "failed"), [
+    ("cent", ["balances"]), ("thousands", ["balances"]), ("unit", ["balances"]),
+    ("empty", ["balances", "no_side_effects"]),  # an emptied cell is gone: only its value may change
+])
+def test_balances_refuse_wrong_values(world: World, wrong: str, failed: list[str]) -> None:
     _write_balances(world)
     _write_stock(world)
     first = world.read_truth()["answer"][BALANCES][0]["Current Stock"]
@@ -178,7 +196,16 @@ def test_balances_refuse_wrong_values(world: World, wrong: str) -> None:
              "unit": f"{first} m", "empty": ""}[wrong]
     _call(world, "google_sheet_update_cells", spreadsheet_id=_book(world), sheet=INVENTORY_SHEET, range="C2",
           data=[[value]])
-    assert _failed(world) == ["balances"]
+    assert _failed(world) == failed
+
+
+def test_current_stock_cleared_and_written_again_passes(world: World) -> None:
+    """A cell is its place: emptied, then written with the right value, it is no other change."""
+    rows = len(world.read_truth()["answer"][BALANCES]) + 1
+    _call(world, "google_sheet_clear_range", spreadsheet_id=_book(world), sheet=INVENTORY_SHEET, range=f"C2:C{rows}")
+    _write_balances(world)
+    _write_stock(world)
+    assert _failed(world) == []
 
 
 @pytest.mark.parametrize(("tool", "args"), [
@@ -188,20 +215,43 @@ def test_balances_refuse_wrong_values(world: World, wrong: str) -> None:
     ("google_sheet_create_sheet", {"title": "Log"}),
     ("google_sheet_rename_sheet", {"sheet": "BOM", "new_name": "Bill of Materials"}),
     ("google_sheet_add_rows", {"sheet": INVENTORY_SHEET, "count": 1}),
-])
-def test_any_other_sheet_change_fails_sheet_untouched(world: World, tool: str, args: dict[str, Any]) -> None:
+], ids=["min_stock", "new_row", "unit_quantity", "new_tab", "renamed_tab", "added_rows"])
+def test_any_other_sheet_change_fails_no_side_effects(world: World, tool: str, args: dict[str, Any]) -> None:
     _write_balances(world)
     _write_stock(world)
     key = "spreadsheet" if tool == "google_sheet_rename_sheet" else "spreadsheet_id"
     _call(world, tool, **{key: _book(world), **args})
-    assert _failed(world) == ["sheet_untouched"]
+    assert _failed(world) == ["no_side_effects"]
 
 
-def test_a_new_spreadsheet_fails_sheet_untouched(world: World) -> None:
+@pytest.mark.parametrize(("sheet", "cell", "edit"), [
+    (INVENTORY_SHEET, "A2", lambda v: f"{v} "),  # the material ID (balances reads it spaced, the sheet keeps it)
+    (INVENTORY_SHEET, "B2", lambda v: f"  {v} "),
+    (INVENTORY_SHEET, "D2", str.upper),
+    (INVENTORY_SHEET, "F2", str.upper),
+    (INVENTORY_SHEET, "C1", lambda v: f"{v} "),  # the Current Stock header is no material row
+    (BOM_SHEET, "A2", lambda v: f" {v}"),
+    (BOM_SHEET, "B2", str.lower),
+    (BOM_SHEET, "F2", str.upper),
+], ids=["material_id", "material_name", "unit", "supplier", "header", "bom_sku", "bom_name", "bom_unit"])
+def test_a_padded_or_recased_cell_fails_no_side_effects(world: World, sheet: str, cell: str,
+                                                        edit: Callable[[str], str]) -> None:
+    """Every cell but a material's Current Stock is compared exactly, as stored."""
+    _write_balances(world)
+    _write_stock(world)
+    [[value]] = _call(world, "google_sheet_get_sheet_data", spreadsheet_id=_book(world), sheet=sheet,
+                      range=cell)["valueRanges"][0]["values"]
+    assert edit(value) != value
+    _call(world, "google_sheet_update_cells", spreadsheet_id=_book(world), sheet=sheet, range=cell,
+          data=[[edit(value)]])
+    assert _failed(world) == ["no_side_effects"]
+
+
+def test_a_new_spreadsheet_fails_no_side_effects(world: World) -> None:
     _write_balances(world)
     _write_stock(world)
     _call(world, "google_sheet_create_spreadsheet", title="inventory scratch")
-    assert _failed(world) == ["sheet_untouched"]
+    assert _failed(world) == ["no_side_effects"]
 
 
 def test_wrong_stock_fails_woo_stock(world: World) -> None:
@@ -210,34 +260,39 @@ def test_wrong_stock_fails_woo_stock(world: World) -> None:
     assert _failed(world) == ["woo_stock"]
 
 
-def test_unmanaged_stock_fails_woo_stock_and_woo_untouched(world: World) -> None:
+def test_unmanaged_stock_fails_woo_stock_and_no_side_effects(world: World) -> None:
     _write_balances(world)
     _write_stock(world)
     entry = world.read_truth()["answer"][STOCK][0]
     _call(world, "woocommerce_woo_products_update", productId=entry["id"], productData={"manage_stock": False})
-    assert _failed(world) == ["woo_stock", "woo_untouched"]
+    assert _failed(world) == ["woo_stock", "no_side_effects"]
 
 
-def _other_product(world: World) -> int:
+def _other_product(world: World) -> dict[str, Any]:
     made = {e["id"] for e in world.read_truth()["answer"][STOCK]}
     items = _call(world, "woocommerce_woo_products_list", perPage=100)["items"]
-    return int(next(p["id"] for p in items if p["id"] not in made))
+    found: dict[str, Any] = next(p for p in items if p["id"] not in made)
+    return found
 
 
 def _paid_order(world: World) -> int:
     return int(_call(world, "woocommerce_woo_orders_list", status=[PAID])["items"][0]["id"])
 
 
-@pytest.mark.parametrize("change", ["other_stock", "price", "status", "note", "meta"])
-def test_any_other_store_change_fails_woo_untouched(world: World, change: str) -> None:
+@pytest.mark.parametrize("change", ["other_stock", "price", "name", "sku", "status", "note", "meta"])
+def test_any_other_store_change_fails_no_side_effects(world: World, change: str) -> None:
+    """A product without a BOM keeps its stock; a BOM product, every field but its stock."""
     _write_balances(world)
     _write_stock(world)
     made = world.read_truth()["answer"][STOCK][0]["id"]
     if change == "other_stock":
-        _call(world, "woocommerce_woo_products_update", productId=_other_product(world),
-              productData={"stock_quantity": 0})
-    elif change == "price":
-        _call(world, "woocommerce_woo_products_update", productId=made, productData={"regular_price": "1.00"})
+        other = _other_product(world)
+        _call(world, "woocommerce_woo_products_update", productId=other["id"],
+              productData={"stock_quantity": (other["stock_quantity"] or 0) + 1, "manage_stock": True})
+    elif change in ("price", "name", "sku"):
+        field = {"price": "regular_price", "name": "name", "sku": "sku"}[change]
+        _call(world, "woocommerce_woo_products_update", productId=made,
+              productData={field: {"price": "1.00", "name": "Renamed", "sku": "RENAMED_1"}[change]})
     elif change == "status":
         _call(world, "woocommerce_woo_orders_update", orderId=_paid_order(world), orderData={"status": "completed"})
     elif change == "note":
@@ -245,7 +300,18 @@ def test_any_other_store_change_fails_woo_untouched(world: World, change: str) -
     else:
         _call(world, "woocommerce_woo_products_update", productId=made,
               productData={"meta_data": [{"key": "synced", "value": "yes"}]})
-    assert _failed(world) == ["woo_untouched"]
+    assert _failed(world) == ["no_side_effects"]
+
+
+def test_oracle_passes_and_noop_fails(blank: World, tmp_path: Path) -> None:
+    assert asyncio.run(play_script(TASK, world_copy(blank, tmp_path / "a"), "oracle")).passed
+    assert asyncio.run(play_script(TASK, world_copy(blank, tmp_path / "b"), "noop")).failed_names() == [
+        "balances", "woo_stock"]
+
+
+def test_rounding_the_producible_quantities_fails_woo_stock(blank: World, tmp_path: Path) -> None:
+    verdict = asyncio.run(play_script(TASK, world_copy(blank, tmp_path / "w"), "mutant:rounds_quantities"))
+    assert verdict.failed_names() == ["woo_stock"]
 
 
 def test_the_truth_follows_from_the_sheet_and_the_paid_orders(blank: World) -> None:

@@ -196,8 +196,9 @@ def _failed(world: World) -> list[str]:
 
 def test_oracle_passes_and_noop_fails(base: World, tmp_path: Path) -> None:
     assert asyncio.run(play_script(TASK, world_copy(base, tmp_path / "a"), "oracle")).passed
+    # no row and no message: crm_new_values and email_content have nothing to judge, which is no pass
     assert asyncio.run(play_script(TASK, world_copy(base, tmp_path / "b"), "noop")).failed_names() == [
-        "crm_new_set", "email_recipients", "email_content"]  # no message: nothing to judge is no pass
+        "crm_new_set", "crm_new_values", "email_recipients", "email_content"]
 
 
 def test_the_plain_answer_passes(world: World) -> None:

@@ -6,18 +6,19 @@ tier: the generic acceptance suite.)"""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from checkers.verdict import Verdict
 from envs.core.registry import get_task
 from envs.woocommerce_stock_alert import (
+    ALERT,
     ALERT_HEADERS,
     ALERT_TAB,
     DEFAULT_PAGE,
-    LINK,
     MAIL,
     ROWS,
     SPREADSHEET,
@@ -37,10 +38,10 @@ from generators.woocommerce_stock_alert.plan import (
     problems,
 )
 from loca.core.credentials import parse_credentials
+from loca.core.outputs import fill
 from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.gateway import Gateway
-from scaffolds.oracles.woocommerce_stock_alert import fill
 from tests.harness import task_call, world_copy
 
 TASK = get_task("woocommerce_stock_alert")
@@ -157,52 +158,104 @@ def _cells(world: World) -> list[list[Any]]:
     return [[row[h] for h in ALERT_HEADERS] for row in _answer(world)[ROWS]]
 
 
-def _body(entry: dict[str, Any], world: World) -> str:
-    name = next(r["Product Name"] for r in _answer(world)[ROWS] if r["SKU"] == entry["sku"])
-    return (f"Hello,\n\n{name} "
-            f"(SKU {entry['sku']}) is down to {entry['current_stock']} units; its safety threshold is "
-            f"{entry['threshold']}. Supplier: {entry['supplier_name']} <{entry['supplier_contact'].upper()}>.\n"
-            f"Sheet: {LINK.format(spreadsheet_id=_answer(world)[SPREADSHEET])}\n")
+Entry = dict[str, Any]
+Body = Callable[[Entry, World], str]
 
 
-def _send(session: Session, world: World, entries: list[dict[str, Any]] | None = None,
-          body: Any = None, **extra: Any) -> None:
+def _template(world: World) -> tuple[str, str]:
+    assert ALERT.template is not None
+    return ALERT.template.parts((world.workspace / TEMPLATE_FILE).read_text())
+
+
+def _subject(entry: Entry, world: World) -> str:
+    return fill(_template(world)[0], entry["fill"])
+
+
+def _body(entry: Entry, world: World) -> str:
+    return fill(_template(world)[1], entry["fill"])
+
+
+def _send(session: Session, world: World, entries: list[Entry] | None = None, body: Body = _body,
+          subject: Callable[[Entry, World], str] = _subject, **extra: Any) -> None:
     for entry in _answer(world)[MAIL] if entries is None else entries:
-        session("email_send_email", to=entry["to"], subject=entry["subject"],
-                body=(body or _body)(entry, world), **extra)
+        session("email_send_email", to=entry["to"], subject=subject(entry, world), body=body(entry, world), **extra)
+
+
+def _solve(session: Session, world: World, **send: Any) -> None:
+    _write_rows(session, world, _cells(world))
+    _send(session, world, **send)
+
+
+def _verdict(world: World) -> Verdict:
+    verdict = TASK.check(world)
+    assert not verdict.errored, verdict
+    return verdict
 
 
 def _failed(world: World) -> list[str]:
-    return TASK.check(world).failed_names()
+    return _verdict(world).failed_names()
+
+
+def _detail(world: World, check: str) -> str:
+    return next(c.detail for c in _verdict(world).checks if c.name == check)
 
 
 def test_noop_fails_row_set(world: World) -> None:
-    assert "row_set" in asyncio.run(play_script(TASK, world, "noop")).failed_names()
+    # the tab as generated (stale rows, not by SKU); no alert sent: `sent_set` misses every one
+    # and `email_content` has nothing to judge
+    assert asyncio.run(play_script(TASK, world, "noop")).failed_names() == [
+        "row_set", "order", "sent_set", "email_content"]
 
 
 def test_oracle_passes_and_fills_every_placeholder(world: World) -> None:
     assert asyncio.run(play_script(TASK, world, "oracle")).failed_names() == []
+    assert ALERT.template is not None
     template = (world.workspace / TEMPLATE_FILE).read_text()
-    subject, body = fill(template, {k: "x" for k in ("product_name", "sku", "current_stock", "safety_threshold",
-                                                     "supplier_name", "supplier_contact", "sheet_link")})
+    entry = _answer(world)[MAIL][0]
+    assert set(ALERT.template.placeholders(template)) == set(entry["fill"])
+    subject, body = (fill(part, {k: "x" for k in entry["fill"]}) for part in ALERT.template.parts(template))
     assert "{" not in subject + body and subject == "[Stock Alert] x Stock Below Safety Threshold"
+    assert body.startswith("Dear ") and "**Body:**" not in body
+
+
+def _markup(entry: Entry, world: World, html: bool) -> str:
+    """The filled body rendered as HTML (paragraphs, a list, the link as a link) or as Markdown
+    (bold labels, runs of spaces), its prose in capitals, every value as filled."""
+    link = entry["fill"]["{sheet_link}"]
+    blocks = []
+    for block in _body(entry, world).split("\n\n"):
+        lines = block.splitlines()
+        if all(line.startswith("- ") for line in lines):
+            items = [line[2:].partition(": ") for line in lines]
+            blocks.append("<ul>" + "".join(f"<li>{k.upper()}: <b>{v}</b></li>" for k, _, v in items) + "</ul>"
+                          if html else "\n".join(f"*   **{k}:**   {v}" for k, _, v in items))
+        else:
+            text = "\n".join(lines).replace("Please contact", "PLEASE CONTACT").replace("Dear", "dear")
+            blocks.append(f"<p>{text.replace(link, f'<a href={link!r}>{link}</a>')}</p>" if html else text)
+    return "".join(blocks) if html else "\n\n\n".join(blocks)
 
 
 def test_checker_accepts_other_correct_readings(session: Session, world: World) -> None:
+    """Rows with numbers as text, padded names and the contact in capitals, below the header
+    written again; alerts to `Name <ADDRESS>`, subjects spaced, the filled template as HTML (the
+    prose in other case, the values in bold, the link as a link) or as Markdown."""
     cells = [[str(v) if isinstance(v, int) else f" {v} " for v in row] for row in _cells(world)]
     cells = [[*row[:7], row[7].upper()] for row in cells]  # numbers as text, padded names, contact in capitals
     _write_rows(session, world, [*cells, ["", "", "", "", "", "", "", ""]], header=list(ALERT_HEADERS))
-    _send(session, world)  # the values in other words, the contact in capitals, a plain link
+    for n, entry in enumerate(_answer(world)[MAIL]):
+        html = {"html_body": _markup(entry, world, True), "body": "(HTML message)"} if n % 2 else {
+            "body": _markup(entry, world, False)}
+        session("email_send_email", to=f"Purchasing Manager <{entry['to'].upper()}>",
+                subject=f" {_subject(entry, world).replace(' ', '  ')} ", **html)
     (world.workspace / "alerts.py").write_text("# scratch\n")
     assert _failed(world) == []
 
 
-def test_a_tab_with_many_more_rows_passes_once_cleared(session: Session, world: World) -> None:
+def test_a_stray_row_at_the_end_of_the_grid_passes_once_cleared(session: Session, world: World) -> None:
     book = _answer(world)[SPREADSHEET]
-    session("google_sheet_update_cells", spreadsheet_id=book, sheet=ALERT_TAB, range="A1200:B1200",
-            data=[["x", "y"]])  # grows the grid
-    _write_rows(session, world, _cells(world))
-    _send(session, world)
+    session("google_sheet_update_cells", spreadsheet_id=book, sheet=ALERT_TAB, range="A1000:B1000",
+            data=[["x", "y"]])  # the grid's last row
+    _solve(session, world)
     assert _failed(world) == []
 
 
@@ -233,7 +286,7 @@ def test_checker_rejects_a_wrong_tab(session: Session, world: World, change: str
     _write_rows(session, world, _changed(_cells(world), change, world))
     _send(session, world)
     failed = _failed(world)
-    assert check in failed and "no_side_effects" not in failed and "sent_set" not in failed
+    assert check in failed and not {"no_side_effects", "sent_set", "email_content"} & set(failed)
 
 
 def test_a_renamed_header_fails_header(session: Session, world: World) -> None:
@@ -253,40 +306,119 @@ def test_mail_to_anyone_else_or_not_one_per_product_fails_sent_set(session: Sess
     assert _failed(world) == ["sent_set"]  # two alerts for one product
 
 
+def test_an_alert_to_the_supplier_too_fails_sent_set(session: Session, world: World) -> None:
+    _solve(session, world)
+    first = _answer(world)[MAIL][0]
+    session("email_send_email", to=first["fill"]["{supplier_contact}"], subject=_subject(first, world),
+            body=_body(first, world))
+    assert _failed(world) == ["sent_set"]
+
+
 def test_a_copy_to_someone_fails_sent_set(session: Session, world: World) -> None:
-    _write_rows(session, world, _cells(world))
-    _send(session, world, cc="admin@example.com")
-    assert "sent_set" in _failed(world)
+    _solve(session, world, cc="admin@example.com")
+    assert _failed(world) == ["sent_set"]
 
 
-@pytest.mark.parametrize("wrong", ["subject", "placeholder", "no_link", "contact", "threshold"])
+def _sent_copy(session: Session, to: str) -> str:
+    found = session("email_get_emails", folder="Sent", page_size=50)["emails"]
+    return str(next(m["id"] for m in found if to in m["to"]))
+
+
+@pytest.mark.parametrize("cover", ["delete", "archive"])
+def test_mailing_the_supplier_and_hiding_the_sent_copy_still_fails(session: Session, world: World,
+                                                                   cover: str) -> None:
+    """An alert also mailed to the supplier is still sent when its Sent copy is deleted for good
+    or archived: `sent_set` sees it, and hiding the copy is a change of its own."""
+    _solve(session, world)
+    first = _answer(world)[MAIL][0]
+    supplier = first["fill"]["{supplier_contact}"]
+    session("email_send_email", to=supplier, subject=_subject(first, world), body=_body(first, world))
+    copy = _sent_copy(session, supplier)
+    if cover == "delete":
+        session("email_delete_email", email_id=copy)
+        session("email_delete_email", email_id=copy)  # from Trash: gone for good
+    else:
+        session("email_move_email", email_id=copy, target_folder="Archive")
+    assert _failed(world) == ["sent_set", "no_side_effects"]
+
+
+def test_right_alerts_whose_sent_copies_were_archived_are_sent(session: Session, world: World) -> None:
+    """Moving the Sent copies hides nothing: every alert still counts as sent, and the move is
+    reported as a side effect, not as missing mail."""
+    _solve(session, world)
+    for copy in session("email_get_emails", folder="Sent", page_size=50)["emails"][:2]:
+        session("email_move_email", email_id=str(copy["id"]), target_folder="Archive")
+    assert _failed(world) == ["no_side_effects"]
+
+
+def _other_sku(entry: Entry, w: World) -> str:
+    return str(next(e["ids"][0] for e in _answer(w)[MAIL] if e["ids"] != entry["ids"]))
+
+
+def _refilled(entry: Entry, w: World, **values: str) -> str:
+    return fill(_template(w)[1], {**entry["fill"], **{f"{{{k}}}": v for k, v in values.items()}})
+
+
+WRONG_BODIES: dict[str, Body] = {
+    "placeholder": lambda e, w: _body(e, w) + "\nRegards, {sender_name}",  # a placeholder the answer has none for
+    "unfilled": lambda e, w: fill(_template(w)[1], {k: v for k, v in e["fill"].items() if k != "{sheet_link}"}),
+    "no_link": lambda e, w: _body(e, w).replace(_answer(w)[SPREADSHEET], ""),
+    "contact": lambda e, w: _refilled(e, w, supplier_contact="sales@elsewhere.com"),
+    "threshold": lambda e, w: _refilled(e, w, safety_threshold="unknown"),
+    "swapped_numbers": lambda e, w: _refilled(e, w, current_stock=e["fill"]["{safety_threshold}"],
+                                              safety_threshold=e["fill"]["{current_stock}"]),
+    "swapped_names": lambda e, w: _refilled(e, w, product_name=e["fill"]["{supplier_name}"],
+                                            supplier_name=e["fill"]["{product_name}"]),
+    "longer_name": lambda e, w: _refilled(e, w, product_name=f"{e['fill']['{product_name}']} (Blue)"),
+    "other_sku": lambda e, w: _refilled(e, w, sku=_other_sku(e, w)),
+    "extra_sentence": lambda e, w: _body(e, w).replace("order.", "order. The supplier has been slow lately."),
+    "sentence_dropped": lambda e, w: _body(e, w).replace("Please contact the supplier and arrange a replenishment "
+                                                         "order. ", ""),
+    "signature_dropped": lambda e, w: _body(e, w).partition("Best regards")[0],
+    "values_only": lambda e, w: (f"{e['fill']['{product_name}']} ({e['fill']['{sku}']}): "
+                                 f"{e['fill']['{current_stock}']} of {e['fill']['{safety_threshold}']}; "
+                                 f"{e['fill']['{supplier_name}']} <{e['fill']['{supplier_contact}']}>; "
+                                 f"{e['fill']['{sheet_link}']}"),
+}
+
+
+@pytest.mark.parametrize("wrong", list(WRONG_BODIES))
 def test_checker_rejects_a_wrong_alert(session: Session, world: World, wrong: str) -> None:
-    _write_rows(session, world, _cells(world))
-    entries = _answer(world)[MAIL]
-
-    def body(entry: dict[str, Any], w: World) -> str:
-        text = _body(entry, w)
-        if entry is not entries[0]:
-            return text
-        if wrong == "placeholder":
-            return text + "Regards, {sender_name}"
-        if wrong == "no_link":
-            return text.replace(_answer(w)[SPREADSHEET], "")
-        if wrong == "contact":
-            return text.replace(entry["supplier_contact"].upper(), "SALES@ELSEWHERE.COM")
-        if wrong == "threshold":
-            return text.replace(f"threshold is {entry['threshold']}", "threshold is unknown")
-        return text
-
-    first = {**entries[0], "subject": entries[0]["subject"].replace("[Stock Alert] ", "")} if wrong == "subject" \
-        else entries[0]
-    _send(session, world, [first, *entries[1:]], body=body)
+    first = _answer(world)[MAIL][0]
+    _solve(session, world, body=lambda e, w: WRONG_BODIES[wrong](e, w) if e == first else _body(e, w))
     assert _failed(world) == ["email_content"]
 
 
-def test_a_changed_product_or_supplier_cell_fails_no_side_effects(session: Session, world: World) -> None:
+def test_another_products_sku_named_fails_email_content(session: Session, world: World) -> None:
+    """The plain body is the filled template, the HTML part names a neighbour's SKU too: the
+    template matches, the SKU it should not name does not."""
+    entries = _answer(world)[MAIL]
     _write_rows(session, world, _cells(world))
-    _send(session, world)
+    _send(session, world, entries[1:])
+    first = entries[0]
+    session("email_send_email", to=first["to"], subject=_subject(first, world), body=_body(first, world),
+            html_body=f"<p>{_body(first, world)}</p><p>Same supplier as {_other_sku(first, world)}.</p>")
+    assert _failed(world) == ["email_content"]
+    assert f"names ['{_other_sku(first, world)}'] it should not" in _detail(world, "email_content")
+
+
+def test_a_wrong_subject_goes_with_no_alert_and_fails_sent_set(session: Session, world: World) -> None:
+    # alerts to one manager are told apart by subject: a wrong one leaves its product without an
+    # alert, so `sent_set` names it (and `email_content` judges the others, which are right)
+    first = _answer(world)[MAIL][0]
+    _solve(session, world, subject=lambda e, w: _subject(e, w).replace("[Stock Alert] ", "")
+           if e == first else _subject(e, w))
+    assert _failed(world) == ["sent_set"]
+    assert "messages that go with no expected one" in _detail(world, "sent_set")
+
+
+def test_every_subject_wrong_leaves_nothing_to_judge(session: Session, world: World) -> None:
+    _solve(session, world, subject=lambda e, w: _subject(e, w).lower())
+    assert _failed(world) == ["sent_set", "email_content"]
+
+
+def test_a_changed_product_or_supplier_cell_fails_no_side_effects(session: Session, world: World) -> None:
+    _solve(session, world)
     assert _failed(world) == []
     book = _answer(world)[SPREADSHEET]
     session("google_sheet_update_cells", spreadsheet_id=book, sheet=SUPPLIERS_TAB, range="B2", data=[["Renamed"]])
@@ -294,8 +426,7 @@ def test_a_changed_product_or_supplier_cell_fails_no_side_effects(session: Sessi
 
 
 def test_a_product_update_fails_no_side_effects(session: Session, world: World) -> None:
-    _write_rows(session, world, _cells(world))
-    _send(session, world)
+    _solve(session, world)
     product = _answer(world)[ROWS][0]["Product ID"]
     session("woocommerce_woo_products_update", productId=product, productData={"stock_quantity": 500})
     assert _failed(world) == ["no_side_effects"]
@@ -303,8 +434,7 @@ def test_a_product_update_fails_no_side_effects(session: Session, world: World) 
 
 @pytest.mark.parametrize("extra", ["tab", "spreadsheet"])
 def test_a_new_tab_or_spreadsheet_fails_no_side_effects(session: Session, world: World, extra: str) -> None:
-    _write_rows(session, world, _cells(world))
-    _send(session, world)
+    _solve(session, world)
     if extra == "tab":
         session("google_sheet_create_sheet", spreadsheet_id=_answer(world)[SPREADSHEET], title="Notes")
     else:

@@ -205,8 +205,8 @@ def generate(root: Path, params: dict[str, object], seed: int,
     template = _template(plan, rngs.stream("template"))
     _write_workspace(world, plan, template, password)
     answer = {REPORT.file: report_rows(plan),
-              MAIL: sorted(({"to": s.email, "fill": {PLACEHOLDER: s.name}}
-                            for s in plan.subscribers if s.subscribed), key=lambda e: e["to"]),
+              MAIL: [{"to": s.email, "fill": {PLACEHOLDER: s.name}}
+                     for s in sorted((s for s in plan.subscribers if s.subscribed), key=lambda s: s.email)],
               MOVED: sorted(ids[p.sku] for p in plan.to_move)}
     write_text_atomic(world.truth_dir / STORE_FILE, json.dumps({"products": products},
                                                                ensure_ascii=False, separators=(",", ":")))

@@ -143,6 +143,7 @@ class SentMail:
     attachment: str | None = None  # e.g. "zip" when each message carries one such file
     template: MailTemplate | None = None
     mentions: str | None = None
+    answer: str = "mail"  # the answer's entry listing the expected messages
     files: ClassVar[tuple[str, ...]] = ()
     rows: ClassVar[tuple[Rows, ...]] = tuple(Rows(table) for table in MAIL_TABLES)
 
@@ -159,12 +160,15 @@ class NewEvents:
 @dataclass(frozen=True)
 class DbRows:
     """Rows the agent adds to (or changes in) a service table, keyed by `key`; `where` and
-    `columns` as in `Rows` (by default: rows may be added, none changed)."""
+    `columns` as in `Rows` (by default: rows may be added, none changed). `values`: the
+    columns that hold the answer (default: the changeable `columns`, else every column but the
+    key), which the generic answer mutants alter."""
 
     table: str
     key: tuple[str, ...]
     where: str = "1"
     columns: tuple[str, ...] | None = ()
+    values: tuple[str, ...] = ()
     files: ClassVar[tuple[str, ...]] = ()
 
     @property

@@ -44,8 +44,8 @@ class Rules:
         """The columns of `table` left out (None: the whole table)."""
         return {**CORE_IGNORED, **self.ignored}.get(table, frozenset())
 
-    def scope(self, table: str) -> _Scope:
-        return _Scope.of(self.footprint, table)
+    def scope(self, table: str) -> Scope:
+        return Scope.of(self.footprint, table)
 
 
 class TableState(BaseModel):
@@ -61,7 +61,7 @@ class Snapshot(BaseModel):
 
 
 @dataclass(frozen=True)
-class _Scope:
+class Scope:
     """What a footprint says of one table, as SQL conditions (None: no such rows)."""
 
     changeable: str | None  # existing rows that may change (in some or all columns) or go
@@ -70,7 +70,7 @@ class _Scope:
     grows: str | None  # where rows may be added
 
     @classmethod
-    def of(cls, footprint: Iterable[Rows], table: str) -> _Scope:
+    def of(cls, footprint: Iterable[Rows], table: str) -> Scope:
         mine = [rows for rows in footprint if rows.table == table]
         partial = next((rows for rows in mine if rows.partial), None)
         return cls(_any(rows.where for rows in mine if rows.columns != ()), partial,

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
@@ -17,9 +18,10 @@ import pytest
 
 from envs.core.calibration import load_table
 from envs.core.registry import Task
+from loca.adversary import PREFIX, generic_agents
 from loca.core.lengths import TIERS, parse_length
 from loca.core.world import World, content_hash
-from loca.validate import VALIDATOR, check_declarations, run_validation
+from loca.validate import VALIDATOR, check_declarations, generic_outcomes, run_validation
 from mock_servers.gateway import Gateway
 from tests.acceptance.conftest import small_world, smallest_params
 
@@ -123,17 +125,26 @@ def test_shipped_calibration_table_covers_every_tier_within_5_percent(task: Task
             assert abs(entry.measured - target) <= 0.05 * target, (tier, seed, entry)
 
 
+def _generic_sample(targets: list[int]) -> Callable[[int, int], bool]:
+    """The worlds where the generic agents play in the default run: one seed per tier, a
+    different one each tier (the full matrix is `loca validate all`)."""
+    return lambda length, seed: seed == targets.index(length) % 5
+
+
 def test_checker_validated_at_every_tier_and_seed(task: Task) -> None:
     """The acceptance matrix: 7 tiers x 5 seeds, each world measured within 5% of its target;
     ground truth recomputed through read-only tools; the oracle passes within the agent loop's
-    limits; the no-op agent and every mutant fail the check they target; no check ever errors."""
+    limits; the no-op agent and every mutant fail the check they target; the generic agents
+    (in one seed per tier) fail or pass as they must; no check ever errors."""
     targets = [parse_length(t) for t in TIERS]
-    outcomes = run_validation([task], targets, list(range(5)), processes=2)[task.name]
+    outcomes = run_validation([task], targets, list(range(5)), processes=2, generic=_generic_sample(targets))[task.name]
     bad = [o for o in outcomes if not o.ok]
     assert not bad, bad[:5]
     assert not [o for o in outcomes if o.errored]
     worlds = {(o.length, o.seed): o.measured for o in outcomes}
     assert len(worlds) == 35 and len([o for o in outcomes if o.agent == VALIDATOR]) == 35
+    generic = {(o.length, o.seed) for o in outcomes if o.agent.startswith(PREFIX)}
+    assert len(generic) == len(TIERS)
     off = {k: m for k, m in worlds.items() if abs(m - k[0]) > 0.05 * k[0]}
     assert not off, off
 
@@ -142,3 +153,21 @@ def test_checker_validated_at_every_tier_and_seed(task: Task) -> None:
 def test_read_set_runs_error_free_and_measures(task: Task, tmp_path: Path, seed: int) -> None:
     world = small_world(task, tmp_path / "w", seed)
     assert world.meta.env_description_tokens and world.meta.env_description_tokens > 100
+
+
+def test_no_side_effects_is_the_generic_check(task: Task) -> None:
+    """Every checker judges side effects with the one check made from the task's footprint."""
+    checks = dict(task.checks.checks)
+    assert "no_side_effects" in checks and checks["no_side_effects"].__module__ == "checkers.side_effects"
+
+
+def test_generic_agents_on_the_smallest_world(task: Task, tmp_path: Path) -> None:
+    """On the smallest world (seed 0): every generic mutant fails (its side effects
+    `no_side_effects`), every allowed variant passes, none errors; the ones with nothing to
+    change there say why."""
+    world = small_world(task, tmp_path / "base")
+    rows = asyncio.run(generic_outcomes(task, world.root, tmp_path, 0, 0, 0))
+    assert [r.agent for r in rows] == [g.agent for g in generic_agents(task)]
+    bad = [(r.agent, r.failed, r.expected) for r in rows if not r.ok or r.errored]
+    assert not bad, bad
+    assert any(r.not_applicable is None and r.expected is not None for r in rows)

@@ -72,9 +72,10 @@ def transfers(conn: sqlite3.Connection, after: int = 0) -> list[Transfer]:
         names.setdefault(transfer_id, []).append(filename)
     found = conn.execute("SELECT id, message_id, from_addr, date, subject, body, html_body, to_json, cc_json, "
                          "bcc_json, copies_json FROM email_transfer WHERE id > ? ORDER BY id", (after,))
-    return [Transfer(row[0], row[1], row[2], row[3], row[4], row[5], row[6], *(tuple(json.loads(v)) for v in row[7:10]),
-                     tuple(names.get(row[0], ())), tuple(tuple(c) for c in json.loads(row[10])))
-            for row in found]
+    return [Transfer(pk, message_id, sender, date, subject, body, html_body, tuple(json.loads(to)),
+                     tuple(json.loads(cc)), tuple(json.loads(bcc)), tuple(names.get(pk, ())),
+                     tuple((c[0], c[1], c[2]) for c in json.loads(copies)))
+            for pk, message_id, sender, date, subject, body, html_body, to, cc, bcc, copies in found]
 
 
 def transfer_attachments(conn: sqlite3.Connection, transfer_id: int) -> list[Attachment]:

@@ -91,7 +91,8 @@ def _multiset(conn: sqlite3.Connection, name: str, columns: list[str], where: st
     same rows in any order, under any rowids, give the same digest)."""
     selected = ", ".join(f'"{c}"' for c in columns) or "1"
     order = ", ".join(str(i + 1) for i in range(max(1, len(columns))))
-    rows = conn.execute(f'SELECT {selected} FROM "{name}"' + (f" WHERE {where}" if where else "") + f" ORDER BY {order}")
+    clause = f" WHERE {where}" if where else ""
+    rows = conn.execute(f'SELECT {selected} FROM "{name}"{clause} ORDER BY {order}')
     h, count = hashlib.sha256(), 0
     while batch := rows.fetchmany(_BATCH):
         count += len(batch)

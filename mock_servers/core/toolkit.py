@@ -141,9 +141,10 @@ class Toolbox:
         that a page cut by the cap names the page that continues it. `snapshot_ignore`: table
         -> columns an agent may change without a side effect (None: the whole table), for
         `no_side_effects`; `snapshot_unordered`: tables whose rows have no identity of their own
-        (a row written again as it was is no change), compared as multisets. `table_prefix`: how this server's table names start, one prefix or
-        several (default `<server>_`). `prepare`: what a new world's state gets once its
-        generator is done (derived tables), run by `prepare_world`."""
+        (a row written again as it was is no change), compared as multisets. `table_prefix`:
+        how this server's table names start, one prefix or several (default `<server>_`).
+        `prepare`: what a new world's state gets once its generator is done (derived tables),
+        run by `prepare_world`."""
         self.server = server
         prefix = table_prefix or f"{server}_"
         self.table_prefixes = (prefix,) if isinstance(prefix, str) else prefix

@@ -167,7 +167,7 @@ def _csv(rows: list[dict[str, str]], knobs: Knobs) -> str:
     return csv_text(REPORT.headers, cells)
 
 
-def send_newsletter(tools: Tools, entries: list[dict[str, str]], knobs: Knobs) -> Script:
+def send_newsletter(tools: Tools, entries: list[dict[str, Any]], knobs: Knobs) -> Script:
     """One message per subscriber: the template's first line as subject, the rest as body with
     the name filled in, the CSV attached."""
     text = yield from call(tools("filesystem", "read_text_file"), {"path": TEMPLATE_FILE})
@@ -185,7 +185,7 @@ def send_newsletter(tools: Tools, entries: list[dict[str, str]], knobs: Knobs) -
         "attachments": [REPORT.file]}) for e in entries])
 
 
-def _mark_notified(tools: Tools, entries: list[dict[str, str]]) -> Script:
+def _mark_notified(tools: Tools, entries: list[dict[str, Any]]) -> Script:
     text = yield from call(tools("filesystem", "read_text_file"), {"path": SUBSCRIBERS_FILE})
     listed = _json(text)
     done = {e["to"] for e in entries}

@@ -66,6 +66,18 @@ def test_plan_holds_every_guarantee(n: int, seed: int) -> None:
     keys = [round(s.drop or Decimal(0), 4) for s in listed]
     assert len(set(keys)) == len(keys) and keys == sorted(keys, reverse=True)
     assert plan.critical() and len(plan.critical()) < len(listed)
+    # the student listed just above 0.25 missed an exam: counted as a 0, it would leave the list
+    near = [s for s in listed if s.drop is not None and s.latest and s.drop - WARN <= Decimal("0.01")]
+    assert any(None in s.scores and 1 - s.latest / (sum(s.history, Decimal(0)) / len(s.scores)) <= WARN
+               for s in near if s.latest)
+
+
+def test_the_instruction_has_one_reading_of_the_drop_ratio() -> None:
+    """drop_ratio comes from the exact mean; only what is written is rounded; a missed exam is
+    no score (the two readings of the old wording differed from 64K up)."""
+    text = TASK.spec.instruction(None)  # type: ignore[arg-type]
+    assert "drop_ratio from the unrounded hist_avg" in text and "round only what you write" in text
+    assert "an exam a student missed has no row for them and is not a score" in text
 
 
 # ------------------------------------------------------------------ a generated world
@@ -236,3 +248,15 @@ def test_a_changed_exam_table_fails_no_side_effects(world: World) -> None:
                  if EXAM_TABLE.fullmatch(t["table_id"]))
     _call(world, "google_cloud_bigquery_run_query", query=f"UPDATE {DATASET}.{table} SET score = 0 WHERE TRUE")
     assert _failed(world) == ["no_side_effects"]
+
+
+def test_counting_a_missed_exam_as_zero_fails_id_set(tmp_path: Path) -> None:
+    """In every world the mutant that averages over every exam table, a missed one as 0, drops
+    the student just above 0.25 from the list."""
+    import asyncio
+
+    from loca.validate import play_script
+
+    for n, seed in ((40, 0), (41, 3), (100, 2)):
+        verdict = asyncio.run(play_script(TASK, _world(tmp_path, n, seed), "mutant:missed_as_zero"))
+        assert "id_set" in verdict.failed_names(), (n, seed)

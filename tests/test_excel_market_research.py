@@ -277,3 +277,17 @@ def test_scratch_files_are_no_side_effects(world: World) -> None:
     _write(world)
     (world.workspace / "growth.py").write_text("print(1)")
     assert _failed(world) == []
+
+
+def test_formulas_with_cached_values_fail_stored_values(world: World) -> None:
+    """A workbook saved by a spreadsheet program keeps each formula's value: read for values, it
+    is right everywhere, yet the cells hold formulas, not the values the instruction asks for."""
+    import asyncio
+
+    from loca.validate import play_script
+
+    verdict = asyncio.run(play_script(TASK, world, "mutant:cached_formulas"))
+    assert verdict.failed_names() == ["stored_values"]
+    cached = load_workbook(world.workspace / REPORT.file, data_only=True)[REPORT.sheet]
+    stored = load_workbook(world.workspace / REPORT.file)[REPORT.sheet]
+    assert isinstance(cached["B2"].value, float) and str(stored["B2"].value).startswith("=")

@@ -148,7 +148,7 @@ def _each(ctx: Context, judge: Any) -> list[str]:
 
 # ---------------------------------------------------------------- checks
 
-_EXACTLY_EXPECTED, _ONE_EACH = mail_checks.recipients(ANSWER), mail_checks.one_each(ANSWER)
+_EXACTLY_EXPECTED, _ONE_EACH = mail_checks.recipients(SUBMISSION), mail_checks.one_each(SUBMISSION)
 
 
 def recipients(ctx: Context) -> str:

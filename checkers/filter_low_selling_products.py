@@ -220,7 +220,7 @@ def csv_file(ctx: Context) -> str:
 def recipients_once(ctx: Context) -> str:
     """Mail went to exactly the subscribed entries (`E`), one message each, addressed to them
     alone."""
-    return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
+    return f"{recipients(NEWSLETTER)(ctx)}; {one_each(NEWSLETTER)(ctx)}"
 
 
 def _attachments(world: World, message: SentMessage) -> list[mail.Attachment]:
@@ -238,7 +238,7 @@ def email_content(ctx: Context) -> str:
     attachment, named `discount_products.csv`, that is the right report."""
     expected = ctx.answer(REPORT.file)
     wrong: list[str] = []
-    pairs = paired(ctx, MAIL, NEWSLETTER)
+    pairs = paired(ctx, NEWSLETTER)
     judged(len(pairs), len(ctx.answer(MAIL)), "newsletters")
     for entry, m in pairs:
         problems = message_problems(ctx, NEWSLETTER, entry, m)

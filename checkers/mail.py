@@ -2,10 +2,9 @@
 through the tools since the snapshot, whatever became of its copies), and the checks of a
 `SentMail` output. Its answer entry lists one expected message each: a dict with `to` (the
 address) and, as the output asks, `subject`, `fill` (the template's values by placeholder) and
-`ids` (the entity ids the message names):
+`ids` (the entity ids the message names); `SentMail.answer` names that entry:
 
-    CHECKS = Checks(TASK, recipients=recipients("mail"), one_each=one_each("mail", OUT),
-                    content=content("mail", OUT), ...)"""
+    CHECKS = Checks(TASK, recipients=recipients(OUT), one_each=one_each(OUT), content=content(OUT), ...)"""
 
 from __future__ import annotations
 
@@ -106,18 +105,23 @@ def _show(items: list[str]) -> str:
     return f"{items[:SHOWN]}{' ...' if len(items) > SHOWN else ''} ({len(items)})"
 
 
-def expected_recipients(ctx: Context, key: str) -> list[str]:
-    return [E(entry["to"]) for entry in ctx.answer(key)]
+def _entries(ctx: Context, out: SentMail) -> list[Entry]:
+    found: list[Entry] = ctx.answer(out.answer)
+    return found
 
 
-def recipients(key: str) -> CheckFn:
+def expected_recipients(ctx: Context, out: SentMail) -> list[str]:
+    return [E(entry["to"]) for entry in _entries(ctx, out)]
+
+
+def recipients(out: SentMail) -> CheckFn:
     """Everyone the agent e-mailed (to, cc, bcc; `E`) is exactly the expected set, and every
     message left from the agent's own address."""
 
     def check(ctx: Context) -> str:
         sent = sent_mail(ctx)
         got = {a for m in sent for a in m.recipients}
-        want = set(expected_recipients(ctx, key))
+        want = set(expected_recipients(ctx, out))
         missing, extra = sorted(want - got), sorted(got - want)
         others = sorted({m.sender for m in sent if E(m.sender) != E(mailbox(ctx.world))})
         problems = [f"{what} {_show(items)}" for what, items in
@@ -129,7 +133,7 @@ def recipients(key: str) -> CheckFn:
     return check
 
 
-def expected_subject(out: SentMail, ctx: Context, entry: Entry) -> str | None:
+def expected_subject(ctx: Context, out: SentMail, entry: Entry) -> str | None:
     """The subject `entry`'s message must have: the entry's, the output's, or the template's
     subject line filled with the entry's values; None when nothing fixes it."""
     if "subject" in entry:
@@ -141,58 +145,58 @@ def expected_subject(out: SentMail, ctx: Context, entry: Entry) -> str | None:
     return None
 
 
-def _by_recipient(ctx: Context, key: str) -> bool:
+def _by_recipient(ctx: Context, out: SentMail) -> bool:
     """Whether the entries are told apart by their recipients (else by recipient and subject)."""
-    addresses = expected_recipients(ctx, key)
+    addresses = expected_recipients(ctx, out)
     return len(set(addresses)) == len(addresses)
 
 
-def _pair_key(ctx: Context, key: str, out: SentMail, message: SentMessage | None,
-              entry: Entry | None) -> tuple[str, ...]:
-    if entry is not None:
-        to = E(entry["to"])
-        return (to,) if _by_recipient(ctx, key) else (to, S(expected_subject(out, ctx, entry)))
-    assert message is not None
+def _entry_key(ctx: Context, out: SentMail, entry: Entry) -> tuple[str, ...]:
+    to = E(entry["to"])
+    return (to,) if _by_recipient(ctx, out) else (to, S(expected_subject(ctx, out, entry)))
+
+
+def _message_key(ctx: Context, out: SentMail, message: SentMessage) -> tuple[str, ...]:
+    """The key of the one entry a message is for, when sent to one address alone."""
     to = message.sole_recipient or ", ".join(message.recipients)
-    return (to,) if _by_recipient(ctx, key) else (to, S(message.subject))
+    return (to,) if _by_recipient(ctx, out) else (to, S(message.subject))
 
 
-def paired(ctx: Context, key: str, out: SentMail) -> list[tuple[Entry, SentMessage]]:
+def paired(ctx: Context, out: SentMail) -> list[tuple[Entry, SentMessage]]:
     """(expected entry, a message sent for it) for every message that goes with an entry: one
     of its recipients is the entry's, and where entries share a recipient, its subject (`S`)
     is the entry's too."""
-    by_recipient = _by_recipient(ctx, key)
-    entries = {_pair_key(ctx, key, out, None, e): e for e in ctx.answer(key)}
+    by_recipient = _by_recipient(ctx, out)
+    entries = {_entry_key(ctx, out, e): e for e in _entries(ctx, out)}
     return [(entries[k], m) for m in sent_mail(ctx) for a in m.recipients
             if (k := (a,) if by_recipient else (a, S(m.subject))) in entries]
 
 
-def one_each(key: str, out: SentMail | None = None) -> CheckFn:
+def one_each(out: SentMail) -> CheckFn:
     """Each expected message was sent exactly once, to its recipient alone (To, no Cc or
     Bcc); where entries share a recipient, each is told apart by its subject, and every message
     goes with an entry."""
-    shape = out or SentMail()
 
     def check(ctx: Context) -> str:
         sent = sent_mail(ctx)
-        if _by_recipient(ctx, key):
+        if _by_recipient(ctx, out):
             counts = Counter(a for m in sent for a in m.recipients)
             alone = {m.sole_recipient for m in sent}
-            wrong = [f"{a} (in {counts[a]} messages)" for a in expected_recipients(ctx, key) if counts[a] != 1]
-            shared = [a for a in expected_recipients(ctx, key) if counts[a] == 1 and a not in alone]
+            wrong = [f"{a} (in {counts[a]} messages)" for a in expected_recipients(ctx, out) if counts[a] != 1]
+            shared = [a for a in expected_recipients(ctx, out) if counts[a] == 1 and a not in alone]
+            what = "not the only recipient:"
         else:
-            keys = Counter(_pair_key(ctx, key, shape, m, None) for m in sent)
-            want = [_pair_key(ctx, key, shape, None, e) for e in ctx.answer(key)]
+            keys = Counter(_message_key(ctx, out, m) for m in sent)
+            want = [_entry_key(ctx, out, e) for e in _entries(ctx, out)]
             wrong = [f"{' / '.join(k)} (in {keys[k]} messages)" for k in want if keys[k] != 1]
             shared = [f"#{m.id} {m.subject!r} to {list(m.recipients)}" for m in sent
-                      if _pair_key(ctx, key, shape, m, None) not in set(want)]
-        problems = [f"{what} {_show(items)}" for what, items in
-                    (("not exactly one message for", wrong), ("not the only recipient:" if _by_recipient(ctx, key)
-                                                               else "messages that go with no expected one:", shared))
-                    if items]
+                      if _message_key(ctx, out, m) not in set(want)]
+            what = "messages that go with no expected one:"
+        problems = [f"{label} {_show(items)}" for label, items in
+                    (("not exactly one message for", wrong), (what, shared)) if items]
         if problems:
             raise CheckFailed("; ".join(problems))
-        return f"one message for each of the {len(ctx.answer(key))} expected, addressed to its recipient alone"
+        return f"one message for each of the {len(_entries(ctx, out))} expected, addressed to its recipient alone"
 
     return check
 
@@ -208,7 +212,7 @@ def subject(out: SentMail) -> CheckFn:
         wrong = sorted({m.subject for m in sent if Si(m.subject) != Si(required)})
         if wrong:
             raise CheckFailed(f"subjects other than {required!r}: {_show(wrong)}")
-        judged(len(sent), len(ctx.answer(out.answer)), "messages")
+        judged(len(sent), len(_entries(ctx, out)), "messages")
         return f"all {len(sent)} sent subjects are {required!r}"
 
     return check
@@ -250,20 +254,20 @@ def mention_problems(out: SentMail, entry: Entry, message: SentMessage) -> list[
 def message_problems(ctx: Context, out: SentMail, entry: Entry, message: SentMessage) -> list[str]:
     """What is wrong with one message against its entry: the subject (`S`), the body as the
     filled template, a placeholder left, an entity id it should not name or fails to."""
-    want = expected_subject(out, ctx, entry)
+    want = expected_subject(ctx, out, entry)
     wrong_subject = [f"subject {message.subject!r}, expected {want!r}"] \
         if want is not None and S(message.subject) != S(want) else []
     return wrong_subject + template_problems(ctx, out, entry, message) + mention_problems(out, entry, message)
 
 
-def content(key: str, out: SentMail) -> CheckFn:
+def content(out: SentMail) -> CheckFn:
     """Every message that goes with an expected one has its subject and is that entry's filled
     template (when the output has one), with no placeholder left, naming exactly the entity ids
     it should (when the output names a pattern for them)."""
 
     def check(ctx: Context) -> str:
-        pairs = paired(ctx, key, out)
-        judged(len(pairs), len(ctx.answer(key)), "messages")
+        pairs = paired(ctx, out)
+        judged(len(pairs), len(_entries(ctx, out)), "messages")
         wrong = [f"to {m.sole_recipient or list(m.recipients)} ({m.subject!r}): {'; '.join(p)}"
                  for entry, m in pairs if (p := message_problems(ctx, out, entry, m))]
         if wrong:

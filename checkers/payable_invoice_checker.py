@@ -19,7 +19,6 @@ from envs.payable_invoice_checker import (
     FLAG_COMMENT,
     INVOICE_COLUMNS,
     INVOICES,
-    MAIL,
     NEW_INVOICES,
     NEW_PAYMENTS,
     NOTICE,
@@ -217,7 +216,7 @@ def schema(ctx: Context) -> str:
 def recipients_once(ctx: Context) -> str:
     """Mail went to exactly the managers with an outstanding PDF invoice, one message each,
     addressed to them alone."""
-    return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
+    return f"{recipients(NOTICE)(ctx)}; {one_each(NOTICE)(ctx)}"
 
 
 CHECKS = Checks(
@@ -228,6 +227,6 @@ CHECKS = Checks(
     comment=comment,
     schema=schema,
     recipients=recipients_once,
-    email_content=content(MAIL, NOTICE),
+    email_content=content(NOTICE),
     no_side_effects=no_side_effects(TASK),
 )

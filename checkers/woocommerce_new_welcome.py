@@ -14,7 +14,7 @@ from checkers.mail import content, one_each, recipients
 from checkers.normalize import E, I, S, Si
 from checkers.side_effects import no_side_effects
 from checkers.verdict import CheckFailed
-from envs.woocommerce_new_welcome import CRM, CRM_COLUMNS, DATASET, MAIL, TABLE, TASK, TODAY, WELCOME
+from envs.woocommerce_new_welcome import CRM, CRM_COLUMNS, DATASET, TABLE, TASK, TODAY, WELCOME
 from loca.core.world import World
 from mock_servers.core import sql
 from mock_servers.core.db import Database
@@ -163,7 +163,7 @@ def crm_new_values(ctx: Context) -> str:
 
 def email_recipients(ctx: Context) -> str:
     """Mail went to exactly the new customers, one message each, addressed to them alone."""
-    return f"{recipients(MAIL)(ctx)}; {one_each(MAIL)(ctx)}"
+    return f"{recipients(WELCOME)(ctx)}; {one_each(WELCOME)(ctx)}"
 
 
 CHECKS = Checks(
@@ -172,6 +172,6 @@ CHECKS = Checks(
     crm_new_set=crm_new_set,
     crm_new_values=crm_new_values,
     email_recipients=email_recipients,
-    email_content=content(MAIL, WELCOME),
+    email_content=content(WELCOME),
     no_side_effects=no_side_effects(TASK),
 )

@@ -18,7 +18,6 @@ from envs.woocommerce_stock_alert import (
     ALERT_COLUMNS,
     ALERT_HEADERS,
     ALERT_TAB,
-    MAIL,
     ROWS,
     SPREADSHEET,
     TASK,
@@ -119,7 +118,7 @@ CHECKS = Checks(
     row_set=row_set,
     row_values=row_values,
     order=order,
-    sent_set=one_each(MAIL, ALERT),
-    email_content=content(MAIL, ALERT),
+    sent_set=one_each(ALERT),
+    email_content=content(ALERT),
     no_side_effects=no_side_effects(TASK),
 )

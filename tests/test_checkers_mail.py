@@ -26,7 +26,7 @@ OUT = SentMail(subject="weekly-report")
 TEMPLATE = ("Subject: Welcome to [Store]\n\nHi [Name],\n\nyour order [Order] of [Amount] is on its way.\n\n"
             "The [Store] team")
 TEMPLATED = SentMail(template=MailTemplate("template.md", r"\[[A-Z][a-z]+\]", r"Subject:\s*(.+)"),
-                     mentions=r"\bSKU-\d{3}\b")
+                     mentions=r"\bSKU-\d{3}\b", answer="welcome")
 
 
 def _fill(name: str, order: str) -> dict[str, str]:
@@ -107,7 +107,7 @@ def test_a_covered_up_message_still_counts_and_the_cover_up_is_a_change(world: t
         assert me is not None
         domain.discard(s, me.id, [pk])  # to Trash
         domain.discard(s, me.id, [pk])  # and gone
-    assert "extra ['eve@uni.edu']" in (_outcome(made, recipients("mail")) or "")
+    assert "extra ['eve@uni.edu']" in (_outcome(made, recipients(OUT)) or "")
     assert copies_problems(Context(made)) == ["the copy of sent message 'oops' in me@uni.edu Sent was deleted"]
 
 
@@ -123,7 +123,7 @@ def test_a_moved_sent_copy_is_still_sent_but_a_change(world: tuple[World, Databa
         archive = domain.find_folder(s, me.id, "Archive")
         assert archive is not None
         domain.move_messages(s, [pk], archive.id)
-    assert _outcome(made, recipients("mail")) is None
+    assert _outcome(made, recipients(OUT)) is None
     assert copies_problems(Context(made)) == [
         "the copy of sent message 'weekly-report' in me@uni.edu Sent was moved to me@uni.edu Archive"]
 
@@ -132,15 +132,15 @@ def test_each_check_judges_its_rule(world: tuple[World, Database]) -> None:
     made, db = world
     with db.write() as s:
         _send(s, ANN)
-    assert "missing ['bob@uni.edu']" in (_outcome(made, recipients("mail")) or "")
+    assert "missing ['bob@uni.edu']" in (_outcome(made, recipients(OUT)) or "")
     with db.write() as s:
         _send(s, BOB, subject="Weekly-Report ", cc=[ME])
-    assert "extra ['me@uni.edu']" in (_outcome(made, recipients("mail")) or "")
-    assert "not the only recipient: ['bob@uni.edu']" in (_outcome(made, one_each("mail")) or "")
+    assert "extra ['me@uni.edu']" in (_outcome(made, recipients(OUT)) or "")
+    assert "not the only recipient: ['bob@uni.edu']" in (_outcome(made, one_each(OUT)) or "")
     assert _outcome(made, subject(OUT)) is None  # `Si`: case and outer spaces do not matter
     with db.write() as s:
         _send(s, ANN, subject="weekly report")
-    assert "not exactly one message for ['ann@uni.edu (in 2 messages)']" in (_outcome(made, one_each("mail")) or "")
+    assert "not exactly one message for ['ann@uni.edu (in 2 messages)']" in (_outcome(made, one_each(OUT)) or "")
     assert "'weekly report'" in (_outcome(made, subject(OUT)) or "")
     assert copies_problems(Context(made)) == []
 
@@ -150,7 +150,7 @@ def test_right_mail_passes_every_check(world: tuple[World, Database]) -> None:
     with db.write() as s:
         _send(s, ANN)
         _send(s, BOB)
-    assert [_outcome(made, c) for c in (recipients("mail"), one_each("mail"), subject(OUT))] == [None] * 3
+    assert [_outcome(made, c) for c in (recipients(OUT), one_each(OUT), subject(OUT))] == [None] * 3
     with pytest.raises(ValueError):
         subject(SentMail())
 
@@ -169,7 +169,7 @@ def test_extra_text_or_wrong_case_of_a_value_fails(world: tuple[World, Database]
     with db.write() as s:
         _send(s, ANN, "Welcome to Acme", _welcome("Ann", "1001"))
         _send(s, BOB, "Welcome to Acme", body, html_body=html)
-    assert (_outcome(made, content("welcome", TEMPLATED)) is None) is passes
+    assert (_outcome(made, content(TEMPLATED)) is None) is passes
 
 
 @pytest.mark.parametrize(("name", "order", "amount", "why"), [
@@ -183,7 +183,7 @@ def test_values_must_stand_where_the_template_puts_them(world: tuple[World, Data
     with db.write() as s:
         _send(s, ANN, "Welcome to Acme", _welcome(name, order, amount))
         _send(s, BOB, "Welcome to Acme", _welcome("Bob", "1002", sku=""))
-    assert why in (_outcome(made, content("welcome", TEMPLATED)) or "")
+    assert why in (_outcome(made, content(TEMPLATED)) or "")
 
 
 def test_allowed_renderings_of_the_filled_template_pass(world: tuple[World, Database]) -> None:
@@ -194,7 +194,7 @@ def test_allowed_renderings_of_the_filled_template_pass(world: tuple[World, Data
     with db.write() as s:
         _send(s, ANN, " welcome to Acme ", "**hi** Ann,  your order 1001 of $12.50 is on its way.\nThe Acme team")
         _send(s, BOB, "Welcome to Acme", "see the HTML part", html_body=html)
-    assert _outcome(made, content("welcome", TEMPLATED)) is not None  # Bob's names SKU-007, but the template does not
+    assert _outcome(made, content(TEMPLATED)) is not None  # Bob's names SKU-007, but the template does not
     filled = Filled("Hi [Name],\n\nyour order [Order] of [Amount] is on its way. [Sku]\n\nThe [Store] team",
                     r"\[[A-Z][a-z]+\]", {**_fill("Bob", "1002"), "[Sku]": "SKU-007"})
     assert filled.matches("hi Bob your order 1002 of $12.50 is on its way SKU-007 the Acme TEAM")
@@ -203,11 +203,11 @@ def test_allowed_renderings_of_the_filled_template_pass(world: tuple[World, Data
 
 def test_invented_or_missing_entity_ids_fail(world: tuple[World, Database]) -> None:
     made, db = world
-    out = SentMail(mentions=r"\bSKU-\d{3}\b")
+    out = SentMail(mentions=r"\bSKU-\d{3}\b", answer="welcome")
     with db.write() as s:
         _send(s, ANN, "x", "about SKU-123")  # Ann's message may name none
         _send(s, BOB, "x", "nothing")
-    found = _outcome(made, content("welcome", out)) or ""
+    found = _outcome(made, content(out)) or ""
     assert "names ['SKU-123'] it should not" in found and "does not name ['SKU-007']" in found
 
 

@@ -127,9 +127,10 @@ def _insert_copy(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> i
     attempts = [copy, {k: altered(v) if isinstance(v, str) and v and k not in keys else v for k, v in copy.items()}]
     attempts.append({k: v + 1_000_000 if k in keys and isinstance(v, int) else v for k, v in attempts[1].items()})
     for values in attempts:
+        names = ", ".join(f'"{k}"' for k in values)
         try:
-            cursor = conn.execute(f'INSERT INTO "{table}" ({", ".join(f"{chr(34)}{k}{chr(34)}" for k in values)}) '
-                                  f"VALUES ({', '.join('?' for _ in values)})", list(values.values()))
+            cursor = conn.execute(f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" for _ in values)})',
+                                  list(values.values()))
             return cursor.lastrowid
         except sqlite3.IntegrityError:
             continue

@@ -12,7 +12,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from checkers.kit import SHOWN, CheckFn, Context, judged
@@ -28,18 +28,12 @@ Entry = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class SentMessage:
-    """One message the agent sent, as it was sent."""
+class SentMessage(domain.Transfer):
+    """One message the agent sent, as it was sent (its id is its transfer's)."""
 
-    id: int  # its transfer's id
-    sender: str
-    subject: str
-    body: str
-    html_body: str | None
-    to: tuple[str, ...]
-    cc: tuple[str, ...]
-    bcc: tuple[str, ...]
-    attachments: tuple[str, ...]  # file names
+    @classmethod
+    def of(cls, transfer: domain.Transfer) -> SentMessage:
+        return cls(**{f.name: getattr(transfer, f.name) for f in fields(transfer)})
 
     @property
     def recipients(self) -> tuple[str, ...]:
@@ -73,8 +67,7 @@ def _read_sent(world: World, after: int) -> list[SentMessage]:
         found = domain.transfers(conn, after)
     finally:
         conn.close()
-    return [SentMessage(t.id, t.sender, t.subject, t.body, t.html_body, t.to, t.cc, t.bcc, t.attachments)
-            for t in found]
+    return [SentMessage.of(t) for t in found]
 
 
 def _before(ctx: Context) -> snapshot.Snapshot:

@@ -96,3 +96,16 @@ def test_a_rewriter_changes_the_first_call_it_accepts_and_more_calls_precede_the
 
 def test_invented_ids_keep_their_shape() -> None:
     assert _next_digit("INV-2024-00019") == "INV-2024-00010" and _next_digit("ABC") == "BBC"
+
+
+def test_a_call_made_as_several_gives_the_script_the_last_reply() -> None:
+    twice = Once(lambda r: [r, ToolRequest("send", {"body": "again"})] if r.name == "send" else None)
+    script = rewritten(_script(None), twice)
+    step = next(script)
+    assert [r.arguments for r in step] == [{"body": "a"}, {"body": "again"}, {"body": "b"}]
+    replies = [ToolReply("first", False), ToolReply("second", False), ToolReply("third", False)]
+    step = script.send(replies)
+    assert step == [ToolRequest("claim_done", {})]
+    with pytest.raises(StopIteration) as done:
+        script.send([ToolReply("claimed", False)])
+    assert done.value.value == ["second", "third", "claimed"]

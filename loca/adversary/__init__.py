@@ -83,6 +83,10 @@ def _answers(task: Task) -> list[Generic]:
                           ("change_value", "alters one value of the table", files.change_value),
                           ("swap_values", "swaps two values of one kind in a row", files.swap_values))]
         elif isinstance(out, SentMail):
+            found += [Generic("answer:mail:sent_twice", ANY, "one expected message sent twice",
+                              during=mail.sent_twice(out)),
+                      Generic("answer:mail:to_myself", ANY, "one expected message sent to the agent's own address",
+                              during=mail.to_myself(out))]
             if out.template is not None:
                 found += [Generic("answer:mail:swap_values", ANY, "a message with two filled values swapped",
                                   during=mail.swap_values(out)),

@@ -25,7 +25,8 @@ class NotApplicable(Exception):
     """The world offers nothing this agent could change."""
 
 
-Rewrite = Callable[[ToolRequest], ToolRequest]
+Calls = ToolRequest | list[ToolRequest]
+Rewrite = Callable[[ToolRequest], Calls]  # a call made as it is, changed, or made as several calls
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,11 @@ class Once:
     """A rewriter that changes the first request `change` accepts (it returns None for the
     others) and passes every other request on; `done` says whether it changed one."""
 
-    def __init__(self, change: Callable[[ToolRequest], ToolRequest | None]) -> None:
+    def __init__(self, change: Callable[[ToolRequest], Calls | None]) -> None:
         self.change = change
         self.done = False
 
-    def __call__(self, request: ToolRequest) -> ToolRequest:
+    def __call__(self, request: ToolRequest) -> Calls:
         if self.done:
             return request
         changed = self.change(request)
@@ -66,15 +67,20 @@ class Once:
 
 
 def rewritten(script: Script, rewrite: Rewrite) -> Script:
-    """`script` with every tool call it makes passed through `rewrite` first."""
+    """`script` with every tool call it makes passed through `rewrite` first; where one call
+    becomes several, the script gets the reply of the last of them."""
     step = next(script)
     while True:
-        if isinstance(step, ToolRequest):
-            step = rewrite(step)
-        elif isinstance(step, list):
-            step = [rewrite(request) for request in step]
+        if isinstance(step, ToolRequest | list):
+            groups = [made if isinstance(made := rewrite(r), list) else [made]
+                      for r in (step if isinstance(step, list) else [step])]
+            replies = yield [r for group in groups for r in group]
+            ends = [sum(len(g) for g in groups[:i + 1]) - 1 for i in range(len(groups))]
+            answer = [replies[end] for end in ends]
+        else:
+            answer = yield step
         try:
-            step = script.send((yield step))
+            step = script.send(answer)
         except StopIteration as stop:
             return stop.value
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loca.adversary.base import Once, Rewrite
+from loca.adversary.base import Calls, Once, Rewrite
 from loca.adversary.values import altered
 from loca.core.outputs import SentMail, fill
 from loca.core.script import Script, ToolRequest, Tools, call
@@ -125,6 +125,36 @@ def _next_digit(text: str) -> str:
     if at is None:
         return str(altered(text))
     return text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1:]
+
+
+def _sending(out: SentMail, change: Callable[[World, ToolRequest], Calls]) -> Callable[[Task, World], Rewrite]:
+    """A rewriter of the first send call of an expected message, as `change` makes it."""
+
+    def make(task: Task, world: World) -> Rewrite:
+        def rewrite(request: ToolRequest) -> Calls | None:
+            args = request.arguments
+            if isinstance(args, str) or not request.name.endswith(SEND) or _entry(world, out, args) is None:
+                return None
+            return change(world, request)
+
+        return Once(rewrite)
+
+    return make
+
+
+def sent_twice(out: SentMail) -> Callable[[Task, World], Rewrite]:
+    """One expected message sent twice."""
+    return _sending(out, lambda world, request: [request, request])
+
+
+def to_myself(out: SentMail) -> Callable[[Task, World], Rewrite]:
+    """One expected message sent to the agent's own address instead of its recipient."""
+
+    def change(world: World, request: ToolRequest) -> ToolRequest:
+        assert not isinstance(request.arguments, str)
+        return ToolRequest(request.name, {**request.arguments, "to": world.meta.accounts["email"]["address"]})
+
+    return _sending(out, change)
 
 
 def swap_values(out: SentMail) -> Callable[[Task, World], Rewrite]:

@@ -4,8 +4,9 @@ binding is asked for explicitly. `python -m mock_servers SERVER --world DIR` ser
 Over HTTP every request's `Host` must name the server by a loopback name, or by a name given
 with `--allow-remote`; a browser `Origin` must be one of those names too (any port), or the
 server's own origin. Anything else is refused before it reaches a tool: 421 for the host, 403
-for the origin (the MCP transport's guard against DNS rebinding). Over stdio every request gets
-a JSON-RPC answer, malformed lines included (`mock_servers.stdio`)."""
+for the origin (the MCP transport's guard against DNS rebinding). Slow, idle and surplus
+clients are closed or refused by the limits of `loca.core.http_limits`. Over stdio every request
+gets a JSON-RPC answer, malformed lines included (`mock_servers.stdio`)."""
 
 from __future__ import annotations
 
@@ -71,8 +72,10 @@ def run_app(app: FastMCP, transport: str, host: str = "127.0.0.1", port: int = 8
 
         anyio.run(serve_stdio, app)
     else:
+        from loca.core.http_limits import HttpLimits  # uvicorn: not imported to serve stdio
+
         app.run(transport="http", host=host, port=port, show_banner=False,
-                **http_guard(allow_remote))
+                uvicorn_config=HttpLimits().uvicorn_settings(), **http_guard(allow_remote))
 
 
 def main(argv: list[str] | None = None) -> None:

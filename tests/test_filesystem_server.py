@@ -254,6 +254,23 @@ def test_search_files(fs: Server) -> None:
     assert fs.ok("search_files", path=".", pattern="*.docx") == "No matches found"
 
 
+def test_brace_alternatives_match_and_a_pattern_never_read_is_an_error(fs: Server) -> None:
+    _tree(fs)
+    assert fs.ok("search_files", path=".", pattern="*.{CSV,pdf}") == \
+        "/workspace/b.csv\n/workspace/docs/sub/y.csv\n/workspace/docs/x.pdf"
+    assert fs.ok("search_files", path=".", pattern="{a.t,s{x,u}b}") == "/workspace/a.txt\n/workspace/docs/sub"
+    assert fs.ok("search_files", path=".", pattern="*.csv", excludePatterns=["{docs,node_modules}"]) == \
+        "/workspace/b.csv"
+    assert [n["name"] for n in json.loads(fs.ok("directory_tree", path=".", excludePatterns=["{d,n}*"]))] == \
+        ["a.txt", "b.csv"]
+    (fs.ws / "{x}.txt").touch()  # a group without a comma is literal
+    assert fs.ok("search_files", path=".", pattern="{x}.*") == "/workspace/{x}.txt"
+    fs.fails("search_files", "INVALID_ARGUMENT", path=".", pattern="report{1..3}.pdf")
+    fs.fails("search_files", "INVALID_ARGUMENT", path=".", pattern="{a,b}" * 9)  # 512 alternatives
+    (fs.ws / "empty").mkdir()
+    fs.fails("directory_tree", "INVALID_ARGUMENT", path="empty", excludePatterns=["{a..c}"])
+
+
 def test_get_file_info(fs: Server) -> None:
     (fs.ws / "data.bin").write_bytes(b"12345")
     (fs.ws / "data.bin").chmod(0o640)

@@ -1,5 +1,6 @@
 """Hostile input at the transports: HTTP requests with a forged `Host` or `Origin` are refused
-before any tool runs (DNS rebinding), and over stdio every malformed line gets a JSON-RPC error
+before any tool runs (DNS rebinding), a request past the connection limit is answered 503
+(`test_http_limits` covers the limits), and over stdio every malformed line gets a JSON-RPC error
 while the server keeps answering."""
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import httpx
 import pytest
 
 from envs.core.registry import Task, tasks
+from loca.core.http_limits import HttpLimits
 from loca.core.world import World, content_hash
 from mock_servers.serve import check_bind, http_guard, remote_names
 from mock_servers.stdio import MAX_LINE_BYTES, check_line, request_id
 from tests.conftest import small_params
+from tests.http_probe import refused_past
 
 PROTOCOL = "2025-06-18"
 INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {},
@@ -165,6 +168,10 @@ def test_remote_names_are_names_and_needed_beyond_loopback() -> None:
     guard = http_guard(("fe80::1",))
     assert guard["host_origin_protection"] is True
     assert "http://[[]fe80::1]:*" in guard["allowed_origins"]  # brackets escaped for the glob
+
+
+def test_past_its_connection_limit_a_request_is_answered_503(gateway_port: int) -> None:
+    assert refused_past(gateway_port, HttpLimits().max_connections, "/mcp")
 
 
 # ---------------------------------------------------------------- stdio

@@ -1,5 +1,5 @@
 """`loca view`: the JSON endpoints over two real oracle runs (paging, folding, 404s, damaged
-files, loopback only), and the page end to end in headless Chromium driven by selenium."""
+files, loopback only, the connection limit), and the page end to end in headless Chromium driven by selenium."""
 
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from loca.cli import main
+from loca.core.http_limits import HttpLimits
 from loca.report import ReportError
 from loca.view import Catalog, build_app, is_loopback
 from loca.view.timeline import FOLD_CHARS, PREVIEW_CHARS
+from tests.http_probe import refused_past
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "canvas_arrange_exam"
@@ -274,6 +276,11 @@ def viewer(runs: Runs) -> Iterator[str]:
         process.wait(timeout=10)
         if process.stdout:
             process.stdout.close()
+
+
+def test_past_its_connection_limit_a_request_is_answered_503(viewer: str) -> None:
+    port = int(viewer.rstrip("/").rsplit(":", 1)[1])
+    assert refused_past(port, HttpLimits().max_connections, "/api/episodes")
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -73,24 +74,39 @@ def test_explicit_params_share_the_entry_of_the_same_world(cache: WorldCache, tm
     assert world_key(task, built.meta.params, 1) != world_key(task, built.meta.params, 0)
 
 
-@pytest.mark.parametrize("damage", ["row", "file", "missing"])
+def _damage(world: Path, how: str) -> None:
+    """Damage the world folder of a cache entry `how`."""
+    if how == "world deleted":
+        shutil.rmtree(world)
+    elif how == "file missing":
+        (world / "truth" / "truth.json").unlink()
+    elif how == "file truncated":
+        with open(world / "state.sqlite", "r+b") as fh:
+            fh.truncate(fh.seek(0, os.SEEK_END) // 2)
+    elif how == "byte flipped":  # same size and times: only the bytes tell
+        victim = next(p for p in (world / "workspace").rglob("*") if p.is_file())
+        stat = victim.stat()
+        data = bytearray(victim.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        victim.write_bytes(bytes(data))
+        os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    else:
+        with sqlite3.connect(world / "state.sqlite") as conn:
+            conn.execute("UPDATE email_message SET subject = subject || '!' WHERE rowid = 1")
+
+
+@pytest.mark.parametrize("damage", ["world deleted", "file missing", "file truncated", "byte flipped", "row"])
 def test_a_damaged_entry_is_dropped_and_the_world_rebuilt(cache: WorldCache, tmp_path: Path,
                                                           damage: str) -> None:
     built, _ = _keep(tmp_path, "a")
     entry = cache.root / world_key(get_task(TASK), built.meta.params, 0)
-    if damage == "row":
-        with sqlite3.connect(entry / "world" / "state.sqlite") as conn:
-            conn.execute("UPDATE email_message SET subject = subject || '!' WHERE rowid = 1")
-    elif damage == "file":
-        victim = next(p for p in (entry / "world" / "workspace").rglob("*") if p.is_file())
-        victim.write_bytes(victim.read_bytes() + b" ")
-    else:
-        (entry / "world" / "truth" / "truth.json").unlink()
+    _damage(entry / "world", damage)
     rebuilt, info = _keep(tmp_path, "b")
     assert info["world_cache"] == "built"
     assert content_hash(rebuilt) == content_hash(built)
     _, again = _keep(tmp_path, "c")
     assert again["world_cache"] == "hit"
+    assert content_hash(World.load(entry / "world")) == content_hash(built)
 
 
 def _publish(root: str, world_dir: str) -> None:

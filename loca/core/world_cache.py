@@ -7,8 +7,10 @@ seed). Entries are published atomically (built under a temporary name, then rena
 processes publishing the same key, one wins and the other's copy is dropped) and never changed
 afterwards. A hit is verified: the digest of the copy's files must equal the one taken when the
 entry was published (the world as served, measurement included), else the entry is dropped and
-the caller builds the world itself. (A digest of the bytes rather than `content_hash`, which
-reads every database row: the same guarantee for a copy, at disk speed.) Aliases map a
+the caller builds the world itself, whose publish then stores it again; an entry missing any
+part (its world folder, a file, its digest) is dropped the same way. (A digest of the bytes
+rather than `content_hash`, which reads every database row: the same guarantee for a copy, at
+disk speed; sizes and times alone would miss a byte changed in place.) Aliases map a
 request that does not name params (a target length and a seed) to the key of the world it gave.
 
 The cache holds at most `LOCA_WORLD_CACHE_MB` megabytes (default 2048; 0 turns it off; it is
@@ -45,9 +47,10 @@ class WorldCache:
 
     def restore(self, key: str, dest: Path) -> World | None:
         """A copy of entry `key` at `dest` (replacing anything there), or None on a miss or an
-        entry that fails verification (which is then removed)."""
+        entry that fails verification (which is then dropped, so that the next publish of `key`
+        stores it again)."""
         entry = self.root / key
-        if not (entry / "world" / "world.json").is_file():
+        if not entry.is_dir():
             return None
         if dest.exists():
             shutil.rmtree(dest)

@@ -1,6 +1,7 @@
 """The viewer's web app: the page and its assets from the package, and JSON endpoints over a
 `Catalog`. It serves loopback only: binding elsewhere is refused, and a request whose Host header
-names anything but loopback is answered 421 (a page elsewhere cannot reach it by DNS rebinding)."""
+names anything but loopback is answered 421 (a page elsewhere cannot reach it by DNS rebinding).
+Slow, idle and surplus clients are closed or refused (`loca.core.http_limits`)."""
 
 from __future__ import annotations
 
@@ -103,10 +104,12 @@ def serve(catalog: Catalog, host: str, port: int, announce: Callable[[str], None
     """Serve the catalog's runs on http://host:port until interrupted."""
     import uvicorn
 
+    from loca.core.http_limits import HttpLimits
+
     if not is_loopback(host):
         raise ValueError(f"the viewer serves loopback only (127.0.0.1, ::1, localhost), not {host!r}")
     app = build_app(catalog)
     shown = f"[{host}]" if ":" in host else host
     runs = len(catalog.roots)
     announce(f"serving {runs} run{'s' if runs != 1 else ''} at http://{shown}:{port}/ (Ctrl-C stops)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", **HttpLimits().uvicorn_settings())

@@ -16,7 +16,7 @@ from mock_servers.core.output import dump_json, most_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import Int
 from mock_servers.filesystem.edits import apply_edits, unified_diff
-from mock_servers.filesystem.walk import Entry, nest, search_match, walk
+from mock_servers.filesystem.walk import Entry, glob_matcher, nest, walk
 
 toolbox = Toolbox("filesystem", instructions=(
     f"Files of the task live under {DISPLAY_ROOT}. Paths may be relative to it or absolute "
@@ -343,8 +343,8 @@ def search_files(
     sorted; at most 1000, then a notice; `No matches found` when nothing matches."""
     folder = _folder(call, path)
     base = display(call.world, folder)
-    found = sorted(f"{base}/{e.rel}" for e in walk(folder, excludePatterns or [])
-                   if search_match(pattern, e))
+    matches = glob_matcher(pattern, words=True)
+    found = sorted(f"{base}/{e.rel}" for e in walk(folder, excludePatterns or []) if matches(e))
     if not found:
         return "No matches found"
     return _listed(found[:MAX_LISTED], len(found), "matches", "narrow the pattern or the folder")

@@ -21,7 +21,7 @@ from sqlmodel import SQLModel
 
 from loca.adversary import files, mail, state
 from loca.adversary.base import ANY, PREFIX, Generic, NotApplicable, Rewrite
-from loca.core.outputs import DbRows, NewEvents, NewSpreadsheet, SentMail, TableFile
+from loca.core.outputs import DbRows, SentMail, TableFile
 from mock_servers import load_toolbox
 
 if TYPE_CHECKING:
@@ -61,16 +61,6 @@ def _side_effects(task: Task) -> list[Generic]:
     return found
 
 
-def _rows_of(out: DbRows | NewEvents | NewSpreadsheet) -> DbRows:
-    """The service rows an output writes, as `DbRows`."""
-    if isinstance(out, DbRows):
-        return out
-    if isinstance(out, NewEvents):
-        return DbRows("cal_event", ("id",), values=("summary", "start_at"))
-    cells = next(rows for rows in out.rows if rows.table == "gs_cell")
-    return DbRows("gs_cell", ("sheet", "row", "col"), where=cells.where, values=("value",))
-
-
 def _answers(task: Task) -> list[Generic]:
     found: list[Generic] = []
     for out in task.spec.outputs:
@@ -98,7 +88,7 @@ def _answers(task: Task) -> list[Generic]:
                 found.append(Generic("answer:mail:invented_id", ANY, "a message naming an invented id",
                                      during=mail.invented_id(out)))
         else:
-            rows = _rows_of(out)
+            rows = out if isinstance(out, DbRows) else out.answer_rows
             if rows.columns == ():
                 found += [Generic(f"answer:{rows.table}:drop_row", ANY, f"drops a row it adds to {rows.table}",
                                   after=state.drop_added(rows)),

@@ -156,6 +156,11 @@ class NewEvents:
     files: ClassVar[tuple[str, ...]] = ()
     rows: ClassVar[tuple[Rows, ...]] = (Rows("cal_event"), Rows("cal_attendee"))
 
+    @property
+    def answer_rows(self) -> DbRows:
+        """The rows holding the answer: the events, by their title and start."""
+        return DbRows("cal_event", ("id",), values=("summary", "start_at"))
+
 
 @dataclass(frozen=True)
 class DbRows:
@@ -186,10 +191,21 @@ class NewSpreadsheet:
 
     @property
     def rows(self) -> tuple[Rows, ...]:
-        books = f"SELECT pk FROM gs_spreadsheet WHERE title = {sql_text(self.title)}"
         return (Rows("gs_spreadsheet", f"title = {sql_text(self.title)}"),
-                Rows("gs_sheet", f"spreadsheet IN ({books})"),
-                Rows("gs_cell", f"sheet IN (SELECT pk FROM gs_sheet WHERE spreadsheet IN ({books}))"))
+                Rows("gs_sheet", f"spreadsheet IN ({self._books})"), Rows("gs_cell", self._cells))
+
+    @property
+    def _books(self) -> str:
+        return f"SELECT pk FROM gs_spreadsheet WHERE title = {sql_text(self.title)}"
+
+    @property
+    def _cells(self) -> str:
+        return f"sheet IN (SELECT pk FROM gs_sheet WHERE spreadsheet IN ({self._books}))"
+
+    @property
+    def answer_rows(self) -> DbRows:
+        """The rows holding the answer: the new spreadsheet's cells, by their value."""
+        return DbRows("gs_cell", ("sheet", "row", "col"), where=self._cells, values=("value",))
 
 
 Output = TableFile | SentMail | NewEvents | DbRows | NewSpreadsheet

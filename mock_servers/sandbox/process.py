@@ -1,6 +1,7 @@
 """Run a pipeline of sandboxed stages: real pipes between them, stdout and stderr drained
 concurrently, one wall-clock deadline, and every process group killed and reaped before the
-call returns (SIGTERM at the deadline, SIGKILL 2 s later)."""
+call returns (SIGTERM at the deadline, which the launcher turns into SIGKILL for everything
+below it; SIGKILL 2 s later for a launcher still there)."""
 
 from __future__ import annotations
 
@@ -40,9 +41,9 @@ def shell_code(returncode: int) -> int:
 
 
 def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
-                 deadline: float, out: Capture, err: Capture) -> int | None:
-    """Run `stages` connected by pipes; the last stage's exit status, or None when the
-    deadline passed (everything is killed either way)."""
+                 left: Callable[[], float], out: Capture, err: Capture) -> int | None:
+    """Run `stages` connected by pipes; the last stage's exit status, or None when the time
+    `left()` ran out (everything is killed either way)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     procs: list[subprocess.Popen[bytes]] = []
@@ -63,18 +64,22 @@ def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], 
         os.close(err_w)
     drain = _Drain({out_r: out, err_r: err}, procs)
     try:
-        finished = drain.pump(drain.all_exited, deadline)
+        finished = drain.pump(drain.all_exited, left)
         if not finished:
             _signal(procs, signal.SIGTERM)
-            drain.pump(drain.all_exited, time.monotonic() + KILL_GRACE_S)
+            drain.pump(drain.all_exited, _until(time.monotonic() + KILL_GRACE_S))
     finally:  # also when interrupted: nothing outlives the call
         _signal(procs, signal.SIGKILL)  # stragglers of finished leaders too
         try:
-            drain.pump(drain.streams_closed, time.monotonic() + DRAIN_GRACE_S)
+            drain.pump(drain.streams_closed, _until(time.monotonic() + DRAIN_GRACE_S))
         finally:
             drain.close()
             codes = [proc.wait() for proc in procs]
     return shell_code(codes[-1]) if finished else None
+
+
+def _until(moment: float) -> Callable[[], float]:
+    return lambda: moment - time.monotonic()
 
 
 def _spawn_all(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
@@ -140,13 +145,13 @@ class _Drain:
     def streams_closed(self) -> bool:
         return not self.streams
 
-    def pump(self, done: Callable[[], bool], until: float) -> bool:
-        """Drain until `done()` or the time `until`; whether `done()` was reached."""
+    def pump(self, done: Callable[[], bool], left: Callable[[], float]) -> bool:
+        """Drain until `done()` or until no time is `left()`; whether `done()` was reached."""
         while not done():
-            left = until - time.monotonic()
-            if left <= 0:
+            seconds = left()
+            if seconds <= 0:
                 return False
-            for key, _ in self.sel.select(min(left, _POLL_S)):
+            for key, _ in self.sel.select(min(seconds, _POLL_S)):
                 if key.data is None:  # a pidfd: the child exited
                     self._forget(key.fd)
                 else:

@@ -19,6 +19,7 @@ from mock_servers.sandbox.mode import (
     SandboxUnavailable,
     describe,
     landlock_problem,
+    recorded_mode,
     sandbox_mode,
     strong_problem,
 )
@@ -29,5 +30,5 @@ __all__ = [
     "CONFIG_CALL_DISK", "CONFIG_EPISODE_DISK", "CONFIG_MODE", "CONFIG_PYTHON", "ENV_ALLOW_UNCONFINED",
     "ENV_MODE", "KILL_GRACE_S", "SCRIPT_FLAGS", "DiskLimitExceeded", "DiskLimits", "Execution", "Limits", "Mode",
     "SandboxError", "SandboxUnavailable", "Stage", "describe", "interpreter", "landlock_problem",
-    "open_execution", "safe_filename", "sandbox_mode", "strong_problem",
+    "open_execution", "recorded_mode", "safe_filename", "sandbox_mode", "strong_problem",
 ]

@@ -55,6 +55,15 @@ def sandbox_mode(requested: str | None = None) -> Mode:
         f"({ENV_MODE}=unconfined, or loca run --allow-unconfined-sandbox)")
 
 
+def recorded_mode() -> Mode | None:
+    """The mode this process's code servers use by default, for run records; None where they
+    refuse to run code."""
+    try:
+        return sandbox_mode()
+    except SandboxError:
+        return None
+
+
 def describe(mode: Mode) -> str:
     """One line on what `mode` confines on this machine."""
     if mode == "strong":

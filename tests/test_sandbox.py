@@ -79,6 +79,15 @@ def test_script_lives_in_private_scratch_and_is_removed(world, mode) -> None:
     assert sorted(p.name for p in world.workspace.iterdir()) == ["made.txt"]
 
 
+def test_a_world_at_a_relative_path(world, mode, monkeypatch) -> None:
+    monkeypatch.chdir(world.root.parent)
+    relative = World.load(world.root.name)
+    assert not relative.scratch.is_absolute()
+    run = run_python(relative, mode, "print(__file__)\nopen('made.txt', 'w')")
+    assert (run.code, run.stdout) == (0, "/tmp/case.py\n"), run.stderr
+    assert (world.workspace / "made.txt").exists()
+
+
 def test_nonzero_exit_and_traceback_are_a_normal_outcome(world, mode) -> None:
     run = run_python(world, mode, "import sys\nprint('before')\nsys.exit(3)")
     assert (run.code, run.stdout) == (3, "before\n")

@@ -49,7 +49,7 @@ def open_execution(world: World, config: dict[str, Any], limits: Limits,
     disk = DiskLimits.from_config(config)
     world.scratch.mkdir(parents=True, exist_ok=True)
     ledger = world.scratch / LEDGER
-    scratch = scratch or world.scratch
+    scratch = (scratch or world.scratch).resolve()  # a child's working folder is the workspace
     scratch.mkdir(parents=True, exist_ok=True)
     workspace = world.workspace.resolve()
     if not workspace.is_dir():

@@ -257,6 +257,11 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 def main(argv: list[str]) -> int:
     options, command = Options.parse(argv)
+    me = os.getpid()
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):  # how descendants are found
+        os.write(2, b"sandbox: /proc/PID/task/TID/children is missing (a kernel without "
+                    b"CONFIG_PROC_CHILDREN): processes left behind could not be ended\n")
+        return EXIT_NOT_STARTED
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     for sig in _ENDING:
         _signal.signal(sig, _on_signal)

@@ -2,10 +2,10 @@
 (server config, default 256) to its workspace and private scratch together, and the executions
 of one world (an episode) at most `sandbox_episode_disk_mib` (default 1024) to its workspace.
 
-Sizes are apparent sizes (`du --apparent-size -s`, each inode once). A guard thread measures
-the two folders every 20 ms or so while the execution runs (no file can grow past the budget
-at all: it is also the children's RLIMIT_FSIZE); past the budget it halts the execution, whose
-processes are then killed. After an execution that went past it, the files it created are
+Sizes are apparent sizes (`du --apparent-size -s`, each inode once). The two folders are
+measured every 20 ms or so while the execution runs (no file can grow past the budget at all:
+it is also the children's RLIMIT_FSIZE); past the budget the execution ends as at its
+deadline, every process killed. After an execution that went past it, the files it created are
 deleted and the files it grew are cut back to their former size. The world's running total is
 kept in `scratch/sandbox-disk.json`."""
 
@@ -18,9 +18,8 @@ import os
 import shutil
 import stat
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,59 +124,55 @@ def _entries(root: Path) -> dict[str, os.stat_result]:
     return found
 
 
+def _size(*found: dict[str, os.stat_result]) -> int:
+    """Apparent size of the entries found, each inode counted once."""
+    return sum({(st.st_dev, st.st_ino): st.st_size for entries in found for st in entries.values()}.values())
+
+
 def usage(*roots: Path) -> int:
     """Apparent size of everything below `roots`, each inode counted once."""
-    sizes = {(st.st_dev, st.st_ino): st.st_size for root in roots for st in _entries(root).values()}
-    return sum(sizes.values())
+    return _size(*map(_entries, roots))
 
 
 class DiskGuard:
-    """Watches one execution's workspace and private scratch from its first child on."""
+    """Watches one execution's workspace and private scratch from its first child on; its
+    callers ask `over()` while they wait for the children (every 20 ms or so)."""
 
-    def __init__(self, workspace: Path, scratch: Path, budget: int, halt: Callable[[], None]) -> None:
+    def __init__(self, workspace: Path, scratch: Path, budget: int) -> None:
         self.workspace = workspace
         self.scratch = scratch
         self.budget = budget
         self.exceeded = False
-        self._halt = halt
         self._before: dict[str, os.stat_result] | None = None
         self._workspace_before = 0
         self._limit = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._next = 0.0
 
     def start(self) -> None:
-        """Take the baseline and start watching (once; later calls do nothing)."""
-        if self._before is not None:
-            return
-        self._before = _entries(self.workspace)
-        self._workspace_before = usage(self.workspace)
-        self._limit = self._workspace_before + usage(self.scratch) + self.budget
-        self._thread = threading.Thread(target=self._watch, name="sandbox-disk", daemon=True)
-        self._thread.start()
+        """Take the baseline (once; later calls do nothing)."""
+        if self._before is None:
+            self._before = _entries(self.workspace)
+            self._workspace_before = _size(self._before)
+            self._limit = self._workspace_before + usage(self.scratch) + self.budget
+            self._next = time.monotonic() + POLL_S
 
-    def _over(self) -> bool:
-        return usage(self.workspace, self.scratch) > self._limit
-
-    def _watch(self) -> None:
-        interval = POLL_S
-        while not self._stop.wait(interval):
-            started = time.monotonic()
-            if self._over():
-                self.exceeded = True
-                self._halt()
-                return
-            interval = max(POLL_S, 4 * (time.monotonic() - started))  # at most a fifth of a core
+    def over(self) -> bool:
+        """Whether the execution went past its budget, measured at most every POLL_S (and at
+        most a fifth of the time: a large workspace takes longer to measure)."""
+        now = time.monotonic()
+        if self._before is None or self.exceeded or now < self._next:
+            return self.exceeded
+        self.exceeded = usage(self.workspace, self.scratch) > self._limit
+        self._next = time.monotonic() + max(POLL_S, 4 * (time.monotonic() - now))
+        return self.exceeded
 
     def finish(self) -> int:
-        """Stop watching once every child is gone; roll back an execution that went past its
-        budget. The bytes it added to the workspace (negative when it freed some)."""
-        if self._thread is None:
+        """Once every child is gone: roll back an execution that went past its budget. The
+        bytes it added to the workspace (negative when it freed some)."""
+        if self._before is None:
             return 0
-        self._stop.set()
-        self._thread.join()
-        self.exceeded = self.exceeded or self._over()
-        if self.exceeded:
+        self._next = 0.0
+        if self.over():
             self._roll_back()
         return usage(self.workspace) - self._workspace_before
 

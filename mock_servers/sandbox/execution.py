@@ -63,7 +63,8 @@ def open_execution(world: World, config: dict[str, Any], limits: Limits,
             try:
                 yield execution
             finally:
-                add_spent(ledger, execution.guard.finish())
+                if added := execution.guard.finish():
+                    add_spent(ledger, added)
             if execution.guard.exceeded:
                 raise DiskLimitExceeded(execution.guard.message(disk, budget))
         finally:
@@ -83,7 +84,7 @@ class Execution:
         self.started = time.monotonic()
         self.deadline = self.started + launcher.limits.timeout_s
         self.timed_out = False
-        self.guard = DiskGuard(launcher.workspace, launcher.tmp, launcher.file_bytes, self.halt)
+        self.guard = DiskGuard(launcher.workspace, launcher.tmp, launcher.file_bytes)
 
     @property
     def workspace(self) -> str:
@@ -121,12 +122,11 @@ class Execution:
         return code
 
     def left(self) -> float:
-        """Seconds left before the deadline (0 once it passed or the execution was halted)."""
+        """Seconds left before the deadline; 0 once it passed, or once the execution went past
+        its disk budget (asked every few ms by whoever waits for the children)."""
+        if self.guard.over():
+            self.deadline = min(self.deadline, time.monotonic())
         return max(0.0, self.deadline - time.monotonic())
-
-    def halt(self) -> None:
-        """End the execution now, as at its deadline (called from the disk guard's thread)."""
-        self.deadline = time.monotonic()
 
     @property
     def elapsed(self) -> float:

@@ -19,7 +19,7 @@ from mock_servers.sandbox.launch import SandboxError, spawn
 
 KILL_GRACE_S = 2.0  # between SIGTERM and SIGKILL
 DRAIN_GRACE_S = 1.0  # for output still in the pipes once every group is dead
-_POLL_S = 0.05
+_POLL_S = 0.02  # how often the time left is asked while nothing happens
 _CHUNK = 1 << 16
 
 Target = Literal["out", "err"] | int  # the pipeline's stdout (next stage or capture), the stderr capture, an fd

@@ -47,8 +47,8 @@ SCRATCH = "code_execution"
 MAX_CODE_CHARS = 1_000_000
 MAX_LINE_BYTES = 16 << 20
 """Longest request line the code may send (arguments of one call)."""
-HALT_CHECK_S = 0.05
-"""How often the wait for the code looks at the execution's deadline, which may move."""
+HALT_CHECK_S = 0.02
+"""How often the wait for the code asks the time left (the disk budget may end it early)."""
 _ERROR = re.compile(r"Error \[([A-Z_]+)\]: [^:]*: ", re.S)
 
 
@@ -173,7 +173,7 @@ class _Run:
         serve = asyncio.ensure_future(self._serve(reader, writer))
         ended = asyncio.ensure_future(_both(serve, proc))
         try:
-            while not ended.done() and ex.left() > 0:  # the disk guard may end it early
+            while not ended.done() and ex.left() > 0:
                 await asyncio.wait({ended}, timeout=min(ex.left(), HALT_CHECK_S))
             done = ended.done()
             await _kill(proc)

@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -26,6 +27,8 @@ from mock_servers.sandbox import (
 )
 from mock_servers.sandbox import mode as mode_module
 from mock_servers.sandbox.capture import Capture
+from mock_servers.sandbox.confine import Options
+from mock_servers.sandbox.launch import LAUNCHER_FLAGS, launcher_source
 from mock_servers.sandbox.mode import ENV_ALLOW_UNCONFINED
 from tests import sandboxing
 from tests.sandboxing import MODES, new_world, open_folder, require, run_python, survivors
@@ -274,6 +277,23 @@ def test_unconfined_mode_runs_with_limits_and_clean_up(world) -> None:
     assert survivors(marker) == []
     run = run_python(world, "unconfined", "block = bytearray(4 * 2**30)")
     assert run.code == 1 and run.stderr.rstrip().endswith("MemoryError")
+
+
+def test_launcher_options_survive_the_command_line() -> None:
+    options = Options()
+    options.limits, options.ids, options.landlock = {"RLIMIT_AS": 5, "RLIMIT_NPROC": 9}, (7, 8), True
+    options.read, options.write, options.devices = ["/usr", "/odd=name -- x"], ["/w"], ["/dev/null"]
+    parsed, command = Options.parse([*options.arguments(), "prog", "--", "arg"])
+    assert vars(parsed) == vars(options) and command == ["prog", "--", "arg"]
+
+
+def test_a_command_that_cannot_be_confined_never_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    done = subprocess.run([sys.executable, *LAUNCHER_FLAGS, "-c", launcher_source(),
+                           "--limit=RLIMIT_NOFILE=99999999999", "--", "touch", str(marker)],
+                          capture_output=True, text=True)
+    assert done.returncode == 125 and not marker.exists()
+    assert done.stderr.startswith("sandbox: the command was not started: ")
 
 
 @pytest.mark.parametrize(("given", "expected"), [

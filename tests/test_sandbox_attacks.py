@@ -139,12 +139,12 @@ def test_children_run_unprivileged(world: World, mode: str) -> None:
             "effective, permitted, inheritable = struct.unpack('=3I', data.raw[:12])\n"
             "bounding = [cap for cap in range(41) if libc.prctl(23, cap, 0, 0, 0) == 1]\n"
             "print(os.getuid(), os.getgid(), os.getgroups(), effective, permitted, inheritable,\n"
-            "      bounding, libc.prctl(39, 0, 0, 0, 0))\n")
+            "      bounding, libc.prctl(39, 0, 0, 0, 0), sep='|')\n")
     run = run_python(world, mode, code)
     if os.geteuid() == 0:
-        assert run.stdout == "65534 65534 [] 2 2 2 [1] 1\n", run.stderr
+        assert run.stdout == "65534|65534|[]|2|2|2|[1]|1\n", run.stderr
     else:
-        uid, gid, _, effective, *_, no_new_privs = run.stdout.split(" ")
+        uid, gid, _, effective, *_, no_new_privs = run.stdout.split("|")
         assert (int(uid), int(gid), effective, no_new_privs) == (os.getuid(), os.getgid(), "0", "1\n")
 
 

@@ -73,8 +73,8 @@ def describe(mode: Mode) -> str:
         return ("UNCONFINED (explicitly requested: code can read and write whatever the gym's user "
                 "can, including the answer key; limits and process clean-up only)")
     abi = landlock_abi()
-    signals = "signals confined" if abi >= 6 else \
-        "signals NOT confined (Landlock ABI < 6): code may signal the gym's processes of its user"
+    signals = "signals confined" if abi >= 6 else "signals kept from the gym by the child's own uid" \
+        if os.geteuid() == 0 else "signals NOT confined (Landlock ABI < 6): code may signal the gym"
     return (f"landlock (Landlock ABI {abi}: only the system, the workspace and a private scratch "
             f"can be opened; seccomp refuses every new socket; {signals})")
 

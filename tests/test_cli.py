@@ -92,8 +92,9 @@ def nothing_confines(monkeypatch):
     """A machine where neither bubblewrap nor Landlock works."""
     from mock_servers.sandbox import mode
 
-    for name in (mode.ENV_MODE, mode.ENV_ALLOW_UNCONFINED):
-        monkeypatch.delenv(name, raising=False)  # restored (removed) after the test
+    # Set (the command sets the second), so that the test's end restores them as they were.
+    monkeypatch.setenv(mode.ENV_MODE, "auto")
+    monkeypatch.setenv(mode.ENV_ALLOW_UNCONFINED, "0")
     monkeypatch.setattr(mode, "strong_problem", lambda: "no bubblewrap here")
     monkeypatch.setattr(mode, "landlock_problem", lambda: "no Landlock here")
 

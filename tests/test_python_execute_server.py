@@ -157,6 +157,7 @@ def test_argument_errors(world: World, args: dict, message: str) -> None:
 
 def test_a_mode_that_cannot_be_had_is_an_error_result(world: World, monkeypatch) -> None:
     monkeypatch.delenv("LOCA_SANDBOX", raising=False)
+    monkeypatch.delenv("LOCA_ALLOW_UNCONFINED_SANDBOX", raising=False)
     monkeypatch.setattr(mode_module, "strong_problem", lambda: "namespaces are refused")
     monkeypatch.setattr(mode_module, "landlock_problem", lambda: "no Landlock here")
     for config, message in (({"sandbox": "strong"}, "namespaces are refused"),

@@ -25,6 +25,7 @@ from loca.core.world import World, WorldMeta
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
 from mock_servers.python_execute import toolbox as python_toolbox
 from mock_servers.sandbox import CONFIG_MODE, SCRIPT_FLAGS, landlock_problem, strong_problem
+from mock_servers.sandbox.confine import stage
 from mock_servers.sandbox.launch import LAUNCHER_FLAGS, launcher_source
 from mock_servers.terminal import toolbox as terminal_toolbox
 
@@ -73,7 +74,7 @@ def bench_bare(repeats: int) -> list[str]:
     runs = {f"bare `python {' '.join(flags)} -c 'print(1)'`, no sandbox": [sys.executable, *flags, "-c", "print(1)"]
             for flags in (list(SCRIPT_FLAGS), [*SCRIPT_FLAGS, "-S"])}
     runs["the launcher alone, running `true` (no limits, no confinement)"] = [
-        sys.executable, *LAUNCHER_FLAGS, "-c", launcher_source(), "--", "true"]
+        sys.executable, *LAUNCHER_FLAGS, "-c", launcher_source(), "--", *stage(["true"])]
     for name, argv in runs.items():
         samples = []
         for _ in range(repeats):

@@ -27,7 +27,7 @@ from mock_servers.sandbox import (
 )
 from mock_servers.sandbox import mode as mode_module
 from mock_servers.sandbox.capture import Capture
-from mock_servers.sandbox.confine import Options
+from mock_servers.sandbox.confine import Options, stage, stages
 from mock_servers.sandbox.launch import LAUNCHER_FLAGS, launcher_source
 from mock_servers.sandbox.mode import ENV_ALLOW_UNCONFINED
 from tests import sandboxing
@@ -279,18 +279,20 @@ def test_unconfined_mode_runs_with_limits_and_clean_up(world) -> None:
     assert run.code == 1 and run.stderr.rstrip().endswith("MemoryError")
 
 
-def test_launcher_options_survive_the_command_line() -> None:
+def test_launcher_options_and_stages_survive_the_command_line() -> None:
     options = Options()
     options.limits, options.ids, options.landlock = {"RLIMIT_AS": 5, "RLIMIT_NPROC": 9}, (7, 8), True
     options.read, options.write, options.devices = ["/usr", "/odd=name -- x"], ["/w"], ["/dev/null"]
-    parsed, command = Options.parse([*options.arguments(), "prog", "--", "arg"])
-    assert vars(parsed) == vars(options) and command == ["prog", "--", "arg"]
+    pipeline = [*stage(["prog", "--", "7", "arg"], (5, 6, 2)), *stage(["next"])]
+    parsed, rest = Options.parse([*options.arguments(), *pipeline])
+    assert vars(parsed) == vars(options)
+    assert stages(rest) == [((5, 6, 2), ["prog", "--", "7", "arg"]), ((0, 1, 2), ["next"])]
 
 
 def test_a_command_that_cannot_be_confined_never_starts(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     done = subprocess.run([sys.executable, *LAUNCHER_FLAGS, "-c", launcher_source(),
-                           "--limit=RLIMIT_NOFILE=99999999999", "--", "touch", str(marker)],
+                           "--limit=RLIMIT_NOFILE=99999999999", "--", *stage(["touch", str(marker)])],
                           capture_output=True, text=True)
     assert done.returncode == 125 and not marker.exists()
     assert done.stderr.startswith("sandbox: the command was not started: ")

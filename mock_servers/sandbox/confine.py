@@ -1,17 +1,19 @@
 """The launcher every sandboxed command starts through, in every mode. Standard library only, and
 only modules that load fast (no json, typing or signal: they would add milliseconds to every
-command): it runs as `python -I -S -c <this source> OPTIONS... -- COMMAND...`, the options
-written by `arguments`.
+command): it runs as `python -I -S -c <this source> OPTIONS... -- STAGES...`, the options
+written by `Options.arguments`, the stages of a pipeline by `stage` (each: its argv and the
+three descriptors, inherited from the caller, that become its stdin, stdout and stderr).
 
-It becomes a child subreaper and forks. The child applies, in this order: default signal
-dispositions, the resource limits, no_new_privs, the Landlock ruleset and the seccomp filter
-(when asked), then the identity (from root: an unprivileged uid whose only capability is
-CAP_DAC_OVERRIDE, so that folders private to root stay reachable where the rules allow), and
-execs the command; when a step fails the command never runs (exit status 125). The parent
-waits for the command, then kills every process left below it (SIGKILL, repeated until none is
-left: orphans come back to it as the subreaper, whatever `setsid` or double fork they did), and
-exits with the command's status (128 + N after signal N). SIGTERM, SIGINT, SIGHUP and the death
-of its own parent end the command and every descendant at once.
+It becomes a child subreaper and forks once per stage. Each child takes its descriptors and
+closes the other stages', then applies, in this order: default signal dispositions, the
+resource limits, no_new_privs, the Landlock ruleset and the seccomp filter (when asked), then
+the identity (from root: an unprivileged uid whose only capability is CAP_DAC_OVERRIDE, so that
+folders private to root stay reachable where the rules allow), and execs its command; when a
+step fails the command never runs (exit status 125). The parent waits for every stage, then
+kills every process left below it (SIGKILL, repeated until none is left: orphans come back to
+it as the subreaper, whatever `setsid` or double fork they did), and exits with the last
+stage's status (128 + N after signal N). SIGTERM, SIGINT, SIGHUP and the death of its own
+parent end every stage and every descendant at once.
 
 Landlock: the readable folders may be read, listed and executed, the writable ones fully used,
 the devices read and written; nothing else of the file system can be opened. TCP bind and
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import _signal  # the C module behind `signal`, without its enum wrappers (3 ms less per start)
 import ctypes
+import fcntl
 import os
 import resource
 import struct
@@ -86,7 +89,7 @@ class Options:
 
     @classmethod
     def parse(cls, argv: list[str]) -> tuple[Options, list[str]]:
-        """The options and the command of the launcher's argv."""
+        """The options and the stages of the launcher's argv."""
         options = cls()
         end = argv.index("--")
         for arg in argv[:end]:
@@ -213,6 +216,34 @@ def become(uid: int, gid: int) -> None:
     _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_OVERRIDE)
 
 
+Descriptors = tuple[int, int, int]  # stdin, stdout, stderr
+
+
+def stage(argv: list[str], fds: Descriptors = (0, 1, 2)) -> list[str]:
+    """The launcher's arguments for one stage of a pipeline."""
+    return [str(len(argv)), *map(str, fds), *argv]
+
+
+def stages(args: list[str]) -> list[tuple[Descriptors, list[str]]]:
+    """The stages written by `stage`, in order."""
+    found: list[tuple[Descriptors, list[str]]] = []
+    while args:
+        count, stdin, stdout, stderr = map(int, args[:4])
+        found.append(((stdin, stdout, stderr), args[4:4 + count]))
+        args = args[4 + count:]
+    return found
+
+
+def _plumb(own: Descriptors, every: set[int]) -> None:
+    """Make `own` the stdin, stdout and stderr, and close the other stages' descriptors."""
+    spare = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3) for fd in own]  # never over one in use
+    for target, fd in enumerate(spare):
+        os.dup2(fd, target)
+    for fd in every | set(spare):
+        if fd > 2:
+            os.close(fd)
+
+
 def _confine_and_exec(options: Options, command: list[str]) -> None:
     # Python starts with SIGPIPE and SIGXFSZ ignored, which exec would keep.
     for sig in (_signal.SIGPIPE, _signal.SIGXFSZ, *_ENDING):
@@ -256,7 +287,8 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 def main(argv: list[str]) -> int:
-    options, command = Options.parse(argv)
+    options, rest = Options.parse(argv)
+    pipeline = stages(rest)
     me = os.getpid()
     if not os.path.exists(f"/proc/{me}/task/{me}/children"):  # how descendants are found
         os.write(2, b"sandbox: /proc/PID/task/TID/children is missing (a kernel without "
@@ -266,18 +298,26 @@ def main(argv: list[str]) -> int:
     for sig in _ENDING:
         _signal.signal(sig, _on_signal)
     _prctl(PR_SET_PDEATHSIG, _signal.SIGTERM)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _confine_and_exec(options, command)
-        except BaseException as exc:
-            os.write(2, f"sandbox: the command was not started: {exc}\n".encode())
-        os._exit(EXIT_NOT_STARTED)
-    os.closerange(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0])  # pipes end with the command's
-    while True:
-        done, status = os.waitpid(-1, 0)
-        if done == pid:
-            break
+    every = {fd for fds, _ in pipeline for fd in fds}
+    running = []
+    for fds, command in pipeline:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _plumb(fds, every)
+                _confine_and_exec(options, command)
+            except BaseException as exc:
+                os.write(2, f"sandbox: the command was not started: {exc}\n".encode())
+            os._exit(EXIT_NOT_STARTED)
+        running.append(pid)
+    last = running[-1]
+    os.closerange(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0])  # pipes end with the stages'
+    status = 0
+    while running:
+        done, code = os.waitpid(-1, 0)
+        if done in running:
+            running.remove(done)
+            status = code if done == last else status
     end_descendants()
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 

@@ -18,6 +18,7 @@ from typing import Any
 from loca.core.world import World
 from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.sandbox.capture import Capture
+from mock_servers.sandbox.confine import stage
 from mock_servers.sandbox.disk import LEDGER, DiskGuard, DiskLimitExceeded, DiskLimits, add_spent, remove
 from mock_servers.sandbox.launch import INSIDE_TMP, Launcher, Limits, SandboxError
 from mock_servers.sandbox.mode import sandbox_mode
@@ -110,7 +111,7 @@ class Execution:
         that runs the child itself (its own pipes, its own event loop) until `left()` is 0."""
         self.guard.start()
         head, extra = self._prefix
-        return [*head, *argv], {"env": self._env, "start_new_session": True, **extra}
+        return [*head, *stage(argv)], {"env": self._env, "start_new_session": True, **extra}
 
     def run(self, stages: list[Stage]) -> int | None:
         """Run one pipeline; its exit status, or None once the deadline has passed."""

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from mock_servers.core.errors import Code, ToolFailure
 from mock_servers.core.files import DISPLAY_ROOT
@@ -228,9 +228,14 @@ class Launcher:
         return launcher, {"cwd": self.workspace}
 
 
-def spawn(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], argv: list[str],
-          stdin: int | IO[Any], stdout: int, stderr: int) -> subprocess.Popen[bytes]:
-    """Start one child leading its own process group (never through a shell)."""
+def spawn(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str],
+          pipeline: list[tuple[confine.Descriptors, list[str]]], stderr: int) -> subprocess.Popen[bytes]:
+    """Start the launcher of one pipeline, leading its own process group (never through a
+    shell); each stage's descriptors are passed down to it, the launcher's own complaints go
+    to `stderr`."""
     head, extra = prefix
-    return subprocess.Popen([*head, *argv], stdin=stdin, stdout=stdout, stderr=stderr, env=env,
-                            start_new_session=True, close_fds=True, **extra)
+    stages = [arg for fds, argv in pipeline for arg in confine.stage(argv, fds)]
+    passed = sorted({fd for fds, _ in pipeline for fd in fds})
+    return subprocess.Popen([*head, *stages], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=stderr, env=env, start_new_session=True, close_fds=True,
+                            pass_fds=passed, **extra)

@@ -15,7 +15,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from mock_servers.sandbox.confine import landlock_abi
+from mock_servers.sandbox.confine import landlock_abi, stage
 from mock_servers.sandbox.launch import Launcher, Limits, Mode, SandboxError
 
 ENV_MODE = "LOCA_SANDBOX"
@@ -111,7 +111,7 @@ def _probe(mode: Mode) -> str | None:
             launcher = Launcher(mode, workspace, scratch, os.path.abspath(sys.executable),
                                 Limits(timeout_s=_PROBE_TIMEOUT_S), "UTC", 0)
             head, extra = launcher.prefix()
-            done = subprocess.run([*head, "true"], stdin=subprocess.DEVNULL, capture_output=True,
+            done = subprocess.run([*head, *stage(["true"])], stdin=subprocess.DEVNULL, capture_output=True,
                                   timeout=_PROBE_TIMEOUT_S, env={"PATH": "/usr/bin:/bin"}, **extra)
     except SandboxError as exc:
         return exc.message

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mock_servers.sandbox.capture import Capture
+from mock_servers.sandbox.confine import Descriptors
 from mock_servers.sandbox.launch import SandboxError, spawn
 
 KILL_GRACE_S = 2.0  # between SIGTERM and SIGKILL
@@ -42,17 +43,13 @@ def shell_code(returncode: int) -> int:
 
 def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
                  left: Callable[[], float], out: Capture, err: Capture) -> int | None:
-    """Run `stages` connected by pipes; the last stage's exit status, or None when the time
-    `left()` ran out (everything is killed either way)."""
+    """Run `stages` connected by pipes, under one launcher; the last stage's exit status, or
+    None when the time `left()` ran out (everything is killed either way)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    procs: list[subprocess.Popen[bytes]] = []
     try:
-        _spawn_all(prefix, env, stages, out_w, err_w, procs)
+        procs = [_start(prefix, env, stages, out_w, err_w)]
     except BaseException as exc:
-        _signal(procs, signal.SIGKILL)
-        for proc in procs:
-            proc.wait()
         for fd in (out_r, err_r):
             os.close(fd)
         if isinstance(exc, OSError | subprocess.SubprocessError):
@@ -82,28 +79,31 @@ def _until(moment: float) -> Callable[[], float]:
     return lambda: moment - time.monotonic()
 
 
-def _spawn_all(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
-               out_w: int, err_w: int, procs: list[subprocess.Popen[bytes]]) -> None:
-    upstream: int | None = None  # read end of the pipe from the previous stage
+def _start(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
+           out_w: int, err_w: int) -> subprocess.Popen[bytes]:
+    """The launcher of the whole pipeline, given each stage's descriptors: a pipe to the next
+    stage, /dev/null for a first stage that reads nothing, the captures, redirections."""
+    made: list[int] = []  # closed here once the launcher holds its copies
     try:
+        pipeline: list[tuple[Descriptors, list[str]]] = []
+        upstream: int | None = None  # read end of the pipe from the previous stage
         for i, stage in enumerate(stages):
             down_r, down_w = os.pipe() if i < len(stages) - 1 else (None, out_w)
-            fds = {"out": down_w, "err": err_w}
-            stdin = stage.stdin if stage.stdin is not None else \
-                upstream if upstream is not None else subprocess.DEVNULL
-            stdout = fds[stage.stdout] if isinstance(stage.stdout, str) else stage.stdout
-            stderr = fds[stage.stderr] if isinstance(stage.stderr, str) else stage.stderr
-            try:
-                procs.append(spawn(prefix, env, stage.argv, stdin, stdout, stderr))
-            finally:
-                if down_r is not None:
-                    os.close(down_w)
-                if upstream is not None:
-                    os.close(upstream)
-                upstream = down_r
+            made += [fd for fd in (down_r, down_w) if fd is not None and fd != out_w]
+            if stage.stdin is None and upstream is None:
+                upstream = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+                made.append(upstream)
+            named = {"out": down_w, "err": err_w}
+            stdin = stage.stdin if stage.stdin is not None else upstream
+            stdout = named[stage.stdout] if isinstance(stage.stdout, str) else stage.stdout
+            stderr = named[stage.stderr] if isinstance(stage.stderr, str) else stage.stderr
+            assert stdin is not None
+            pipeline.append(((stdin, stdout, stderr), stage.argv))
+            upstream = down_r
+        return spawn(prefix, env, pipeline, err_w)
     finally:
-        if upstream is not None:
-            os.close(upstream)
+        for fd in made:
+            os.close(fd)
 
 
 def _signal(procs: list[subprocess.Popen[bytes]], sig: int) -> None:

@@ -1,6 +1,6 @@
 """The launcher every sandboxed command starts through, in every mode. Standard library only, and
 only modules that load fast (no json, typing or signal: they would add milliseconds to every
-command): it runs as `python -I -S -c <this source> OPTIONS... -- STAGES...`, the options
+pipeline): it runs as `python -I -S -c <this source> OPTIONS... -- STAGES...`, the options
 written by `Options.arguments`, the stages of a pipeline by `stage` (each: its argv and the
 three descriptors, inherited from the caller, that become its stdin, stdout and stderr).
 
@@ -35,8 +35,8 @@ import sys
 EXIT_NOT_STARTED = 125
 PR_SET_PDEATHSIG = 1
 PR_SET_SECCOMP = 22
-PR_SET_SECUREBITS = 28
 PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47

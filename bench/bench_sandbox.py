@@ -2,10 +2,9 @@
 
     python bench/bench_sandbox.py [--repeats 30]
 
-Per sandbox mode that runs here: python_execute of `print(1)`, run_command `ls`, a three-stage
-pipeline, and the bare interpreter start for comparison. In weak mode as root the child is an
-unprivileged user without a private mount table, so an interpreter that user cannot reach is
-replaced by /usr/bin/python3 (reported)."""
+Per sandbox mode that runs here (strong, landlock, and unconfined for comparison):
+python_execute of `print(1)`, run_command `ls`, a three-stage pipeline, and the bare
+interpreter start and the launcher alone for comparison."""
 
 from __future__ import annotations
 
@@ -25,8 +24,9 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
 from mock_servers.python_execute import toolbox as python_toolbox
-from mock_servers.sandbox import CONFIG_MODE, CONFIG_PYTHON, SCRIPT_FLAGS, strong_problem
-from mock_servers.sandbox.launch import child_ids, traversable
+from mock_servers.sandbox import CONFIG_MODE, SCRIPT_FLAGS, landlock_problem, strong_problem
+from mock_servers.sandbox.confine import stage
+from mock_servers.sandbox.launch import LAUNCHER_FLAGS, launcher_source
 from mock_servers.terminal import toolbox as terminal_toolbox
 
 
@@ -46,14 +46,6 @@ def _timed(runtime: ServerRuntime, tool: str, args: dict[str, Any], repeats: int
     return samples[2:]
 
 
-def _config(mode: str) -> dict[str, Any]:
-    config: dict[str, Any] = {CONFIG_MODE: mode}
-    ids = child_ids()
-    if mode == "weak" and ids and not traversable(Path(sys.executable).resolve().parent, ids):
-        config[CONFIG_PYTHON] = "/usr/bin/python3"
-    return config
-
-
 def _world(folder: Path) -> World:
     meta = WorldMeta(task="bench", seed=0, params={}, now="2025-01-15T09:00:00Z",
                      generator_version="bench")
@@ -64,15 +56,13 @@ def _world(folder: Path) -> World:
 
 
 def bench_mode(mode: str, world: World, repeats: int) -> list[str]:
-    config = _config(mode)
-    python = config.get(CONFIG_PYTHON, sys.executable)
+    config: dict[str, Any] = {CONFIG_MODE: mode}
     runs: list[tuple[Toolbox, str, dict[str, Any]]] = [
         (python_toolbox, "python_execute", {"code": "print(1)"}),
         (terminal_toolbox, "run_command", {"command": "ls"}),
         (terminal_toolbox, "run_command", {"command": "cut -d, -f1 data.csv | sort | uniq -c"}),
     ]
-    shown = "the gym's own" if python == sys.executable else python  # no machine paths in the results
-    lines = [f"- {mode} mode (interpreter: {shown}):"]
+    lines = [f"- {mode} mode:"]
     for toolbox, tool, args in runs:
         runtime = ServerRuntime(toolbox, world, config)
         lines.append(f"  - `{tool}` `{args}`: {_median_ms(_timed(runtime, tool, args, repeats))}")
@@ -81,27 +71,30 @@ def bench_mode(mode: str, world: World, repeats: int) -> list[str]:
 
 def bench_bare(repeats: int) -> list[str]:
     lines = []
-    for flags in (list(SCRIPT_FLAGS), [*SCRIPT_FLAGS, "-S"]):
+    runs = {f"bare `python {' '.join(flags)} -c 'print(1)'`, no sandbox": [sys.executable, *flags, "-c", "print(1)"]
+            for flags in (list(SCRIPT_FLAGS), [*SCRIPT_FLAGS, "-S"])}
+    runs["the launcher alone, running `true` (no limits, no confinement)"] = [
+        sys.executable, *LAUNCHER_FLAGS, "-c", launcher_source(), "--", *stage(["true"])]
+    for name, argv in runs.items():
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()
-            subprocess.run([sys.executable, *flags, "-c", "print(1)"], check=True, capture_output=True)
+            subprocess.run(argv, check=True, capture_output=True)
             samples.append(time.perf_counter() - started)
-        lines.append(f"- bare `python {' '.join(flags)} -c 'print(1)'`, no sandbox: {_median_ms(samples)}")
+        lines.append(f"- {name}: {_median_ms(samples)}")
     return lines
 
 
 def sandbox_lines(repeats: int) -> list[str]:
     """The figures as Markdown list items: the bare interpreter, then each mode that runs here."""
     folder = Path(tempfile.mkdtemp(prefix="loca-bench-sandbox-"))
-    folder.chmod(0o755)  # a weak-mode child (an unprivileged user) must reach the world
     try:
         world = _world(folder)
         lines = bench_bare(repeats)
-        problem = strong_problem()
-        for mode in ("strong", "weak"):
-            if mode == "strong" and problem is not None:
-                lines.append(f"- strong mode unavailable here: {problem}")
+        problems = {"strong": strong_problem(), "landlock": landlock_problem(), "unconfined": None}
+        for mode, problem in problems.items():
+            if problem is not None:
+                lines.append(f"- {mode} mode unavailable here: {problem}")
                 continue
             lines += bench_mode(mode, world, repeats)
         return lines

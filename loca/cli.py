@@ -125,6 +125,25 @@ def _check_agent(agent: str, task: Task) -> None:
                                  f"{', '.join(names)}; LLM agents: {LLM_AGENTS}")
 
 
+def _sandbox(allow_unconfined: bool = False) -> str:
+    """The code sandbox's mode for this run, printed once (standard output); a clear error
+    where code would run unconfined without an explicit request. `allow_unconfined` (set in the environment, so that
+    worker processes inherit it) lets the automatic choice fall back to unconfined."""
+    import os
+
+    from mock_servers.sandbox import ENV_ALLOW_UNCONFINED, SandboxUnavailable, describe, sandbox_mode
+
+    if allow_unconfined:
+        os.environ[ENV_ALLOW_UNCONFINED] = "1"
+    try:
+        mode = sandbox_mode()
+    except SandboxUnavailable as exc:
+        typer.echo(f"loca: error: {exc.message}", err=True)
+        raise typer.Exit(2) from None
+    typer.secho(f"sandbox: {describe(mode)}", fg="red" if mode == "unconfined" else None)
+    return mode
+
+
 @app.command()
 def tasks() -> None:
     """List the tasks: gym id, servers, scale parameter, and how many tools each exposes: all
@@ -299,6 +318,7 @@ def validate(
 
     specs = [_task(name) for name in _task_names(tasks)]
     targets, seed_list = _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds)
+    _sandbox()
     plays = len(targets) * len(seed_list) * sum(2 + len(scripted_agents(t.name).names()) + len(generic_agents(t))
                                                 for t in specs)
     started = time.perf_counter()
@@ -440,6 +460,9 @@ def run(
         min=1, help="model tokens (input + output) per minute, for the whole run")] = None,
     strict: Annotated[bool, typer.Option(
         help="refuse options the model's profile does not support (--no-strict sends them)")] = True,
+    allow_unconfined_sandbox: Annotated[bool, typer.Option(
+        help="where neither bubblewrap nor Landlock works, run code unconfined instead of refusing "
+             "(recorded in run.json and every episode; code can then read the answer key)")] = False,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
     on every task at 8k..256k, seeds 0-4."""
@@ -477,6 +500,7 @@ def run(
                                            for e in exc.errors())) from None
     for warning in config.agent_config().warnings():
         complain(f"[yellow]warning:[/] {warning}")
+    _sandbox(allow_unconfined_sandbox)
     with _progress() as progress:
         bar = progress.add_task("episodes", total=len(plan(config)))
         summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar),
@@ -519,10 +543,17 @@ def report(
     if out is None and len(set(run_dirs)) > 1:
         raise typer.BadParameter("several run directories need --out")
     try:
-        written = write_report(load(run_dirs), out or run_dirs[0] / "report", trials_k or (), compare)
+        data = load(run_dirs)
+        written = write_report(data, out or run_dirs[0] / "report", trials_k or (), compare)
     except ReportError as exc:
         complain(f"loca: error: {exc}")
         raise typer.Exit(2) from None
+    from rich.markup import escape
+
+    for run in data.runs:
+        if run.unconfined:
+            complain(f"[red]warning: {escape(str(run.root))} ran code without confinement (explicitly "
+                     "allowed); its scores cannot be trusted[/]")
     typer.echo(written.tables[0].markdown())
     say(f"{len(written.tables)} tables and {sum(p.suffix == '.png' for p in written.files)} plots; "
         f"report in {written.markdown}")

@@ -15,6 +15,7 @@ import gymnasium as gym
 import envs  # noqa: F401  (registers the gymnasium ids)
 from envs.core.registry import Task, get_task
 from loca.runner import Episode, RunConfig, failure_record
+from mock_servers.sandbox import recorded_mode
 from scaffolds.clients import (
     LLM_AGENTS,
     RateLimits,
@@ -66,6 +67,7 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
     return {
         **episode.to_dict(),
         "strategy": config.strategy,
+        "sandbox": recorded_mode(),
         "terminal_state": result.terminal_state,
         "graded": result.graded,
         "success": result.success,

@@ -111,6 +111,7 @@ def episode_record(run: Run, record: dict[str, Any]) -> dict[str, Any]:
         "agent": record["agent"],
         "model": client.get("model"),
         "strategy": record.get("strategy") or run.config.get("strategy", "react"),
+        "sandbox": record.get("sandbox"),
         "passed": bool(record.get("success")),
         "graded": bool(record.get("graded")),
         "reward": float(record.get("reward") or 0.0),
@@ -210,7 +211,8 @@ def parquet_schema() -> Any:
     return pa.schema([
         ("run", pa.string()), ("episode_id", pa.string()), ("task", pa.string()), ("length", pa.string()),
         ("target_tokens", pa.int64()), ("seed", pa.int64()), ("agent", pa.string()), ("model", pa.string()),
-        ("strategy", pa.string()), ("passed", pa.bool_()), ("graded", pa.bool_()), ("reward", pa.float64()),
+        ("strategy", pa.string()), ("sandbox", pa.string()), ("passed", pa.bool_()), ("graded", pa.bool_()),
+        ("reward", pa.float64()),
         ("checks", pa.list_(check)), ("terminal_state", pa.string()), ("env_description_tokens", pa.int64()),
         ("metrics", pa.string()), ("messages", pa.list_(message)), ("tools", pa.string()),
     ])

@@ -12,6 +12,7 @@ limits are served by one limiter actor, so that all workers share the run's budg
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import tarfile
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from loca.runner import Episode, EpisodeFn, RunConfig, RunDir, failure_record
+from mock_servers.sandbox import ENV_ALLOW_UNCONFINED, ENV_MODE
 from scaffolds.clients import RateLimits, rate_group
 from scaffolds.clients.ratelimit import LocalLimiter, share
 
@@ -86,7 +88,11 @@ def ray_results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode
         limiter = None
         if not config.scripted and not config.rate_limits.unlimited:
             limiter = ray.remote(num_cpus=0)(_LimiterActor).remote(config.rate_limits)
+        # The sandbox's choice (LOCA_SANDBOX, an explicit unconfined run) goes to every node.
+        env = {name: os.environ[name] for name in (ENV_MODE, ENV_ALLOW_UNCONFINED) if name in os.environ}
         remote = ray.remote(num_cpus=1, max_retries=0)(_play_packed)
+        if env:
+            remote = remote.options(runtime_env={"env_vars": env})
         pending = {remote.remote(run_episode, episode, config, limiter): episode for episode in todo}
         while pending:
             (ref,), _ = ray.wait(list(pending), num_returns=1)

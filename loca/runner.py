@@ -1,6 +1,7 @@
 """Runs: plan (tasks x lengths x seeds x agent) -> episodes -> results on disk -> summary.
 
-The run directory holds `run.json` (resolved config), `manifest.jsonl` (the plan), one folder per
+The run directory holds `run.json` (resolved config, and the sandbox modes code ran in),
+`manifest.jsonl` (the plan), one folder per
 episode (`episodes/<id>/`: its world, trajectory and `result.json`, whose presence means done),
 `episodes.jsonl` (one record per finished episode) and `summary.json`. Rerunning the same command
 on the same directory resumes it: finished episodes are skipped, unfinished ones start over.
@@ -29,6 +30,7 @@ from loca import __version__
 from loca.core.dirlock import hold
 from loca.core.lengths import label, parse_length, parse_seeds
 from loca.core.world import write_text_atomic
+from mock_servers.sandbox import recorded_mode
 from scaffolds.clients import RateLimits, Sampling, Timeouts, agent_profile, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
@@ -162,9 +164,12 @@ class RunDir:
             yield
 
     def prepare(self, config: RunConfig, episodes: list[Episode]) -> None:
-        """Create the run, or check that an existing one was made by the same command."""
+        """Create the run, or check that an existing one was made by the same command. Either
+        way `run.json` lists the sandbox mode of this process among those the run's code ran
+        in (`sandbox`; null where code could not run)."""
         run_json = self.root / "run.json"
         manifest = "".join(json.dumps(e.to_dict()) + "\n" for e in episodes)
+        mode = recorded_mode()
         if run_json.exists():
             old = json.loads(run_json.read_text(encoding="utf-8"))
             if old.get("config_hash") != config.digest():
@@ -172,11 +177,14 @@ class RunDir:
                                f"({old.get('config')}); use another --out")
             if (self.root / "manifest.jsonl").read_text(encoding="utf-8") != manifest:
                 raise RunError(f"{self.root}: the plan differs from the stored manifest")
+            if mode not in old.setdefault("sandbox", []):
+                old["sandbox"].append(mode)
+                write_text_atomic(run_json, json.dumps(old, indent=1) + "\n")
             return
         write_text_atomic(self.root / "manifest.jsonl", manifest)
         write_text_atomic(run_json, json.dumps(
-            {"config": config.model_dump(), "config_hash": config.digest(), "loca_version": __version__},
-            indent=1) + "\n")
+            {"config": config.model_dump(), "config_hash": config.digest(), "loca_version": __version__,
+             "sandbox": [mode]}, indent=1) + "\n")
 
     def finished(self, episode: Episode) -> dict[str, Any] | None:
         path = self.result_path(episode)

@@ -14,6 +14,9 @@ from loca.core.world import World, WorldMeta
 from mock_servers.core.db import Database
 
 os.environ["LOCA_WORLD_CACHE_MB"] = "0"  # every test builds the worlds it checks (test_world_cache turns it on)
+# Tests of everything but the sandbox still run code on a machine with no confinement at all; the
+# sandbox's own tests name their modes (and CI requires them: LOCA_REQUIRE_*).
+os.environ.setdefault("LOCA_ALLOW_UNCONFINED_SANDBOX", "1")
 pytest_plugins = ["tests.fake_llm", "tests.fake_anthropic"]  # the fake providers and their fixtures
 
 

@@ -1,15 +1,15 @@
-"""Test support for the code-execution sandbox: the two modes as a fixture (strong skipped where
-bubblewrap cannot run, unless LOCA_REQUIRE_STRONG_SANDBOX=1 makes that a failure), worlds that
-an unprivileged child can reach, and a scan for processes that outlived a call."""
+"""Test support for the code-execution sandbox: the confined modes as a fixture (skipped where
+a mode cannot run, unless LOCA_REQUIRE_STRONG_SANDBOX=1 or LOCA_REQUIRE_LANDLOCK=1 makes that a
+failure), private worlds, and a scan for processes that outlived a call."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,40 +17,58 @@ import pytest
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
-from mock_servers.sandbox import CONFIG_MODE, CONFIG_PYTHON, strong_problem
-from mock_servers.sandbox.launch import child_ids, traversable
+from mock_servers.sandbox import (
+    CONFIG_MODE,
+    SCRIPT_FLAGS,
+    Limits,
+    Stage,
+    landlock_problem,
+    open_execution,
+    strong_problem,
+)
 
-REQUIRE_STRONG = os.environ.get("LOCA_REQUIRE_STRONG_SANDBOX") == "1"
-MODES = ["strong", "weak"]
-_FALLBACK_PYTHON = "/usr/bin/python3"
+REQUIRED = {"strong": os.environ.get("LOCA_REQUIRE_STRONG_SANDBOX") == "1",
+            "landlock": os.environ.get("LOCA_REQUIRE_LANDLOCK") == "1"}
+MODES = ["strong", "landlock"]
+"""The confined modes: every attack is tried in each."""
 
 
 def require(mode: str) -> None:
-    """Skip (or, when strong mode is required, fail) where `mode` cannot run here."""
-    if mode == "strong":
-        problem = strong_problem()
-        if problem is not None:
-            if REQUIRE_STRONG:
-                pytest.fail(f"strong sandbox required but unavailable: {problem}")
-            pytest.skip(f"bubblewrap cannot run here: {problem}")
+    """Skip (or, when the mode is required here, fail) where `mode` cannot run."""
+    problem = {"strong": strong_problem, "landlock": landlock_problem}.get(mode, lambda: None)()
+    if problem is not None:
+        if REQUIRED[mode]:
+            pytest.fail(f"{mode} sandbox required but unavailable: {problem}")
+        pytest.skip(f"{mode} mode cannot run here: {problem}")
 
 
 def config_for(mode: str) -> dict[str, Any]:
-    """Server config for `mode`. In weak mode as root the child is `nobody` without a private
-    mount table, so the interpreter must lie where `nobody` can reach it."""
-    config: dict[str, Any] = {CONFIG_MODE: mode}
-    ids = child_ids()
-    if mode == "weak" and ids is not None and not traversable(Path(sys.executable).resolve().parent, ids):
-        if not (os.path.exists(_FALLBACK_PYTHON) and traversable(Path(_FALLBACK_PYTHON).parent, ids)):
-            pytest.skip("no interpreter the unprivileged sandbox user can reach")
-        config[CONFIG_PYTHON] = _FALLBACK_PYTHON
-    return config
+    """Server config for `mode`."""
+    return {CONFIG_MODE: mode}
+
+
+@dataclass
+class Run:
+    code: int | None
+    stdout: str
+    stderr: str
+    elapsed: float
+
+
+def run_python(world: World, mode: str, code: str, timeout: float = 20, name: str = "case.py",
+               config: dict[str, Any] | None = None, **limits: int) -> Run:
+    """Run `code` as a script in `mode`, as python_execute does."""
+    with open_execution(world, {**config_for(mode), **(config or {})},
+                        Limits(timeout_s=timeout, **limits)) as ex:
+        script = ex.write_script(name, code)
+        returncode = ex.run([Stage([*ex.python(*SCRIPT_FLAGS), script])])
+        return Run(returncode, ex.stdout(), ex.stderr(), ex.elapsed)
 
 
 def open_folder() -> Iterator[Path]:
-    """A temporary folder every user may enter (pytest's own are private to their owner)."""
+    """A private temporary folder (mode 0700, owned by the gym's user, as `mktemp -d` makes
+    it): the sandbox must work in it in every mode, as root too."""
     folder = Path(tempfile.mkdtemp(prefix="loca-sandbox-test-"))
-    folder.chmod(0o755)
     try:
         yield folder
     finally:

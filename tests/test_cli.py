@@ -90,6 +90,45 @@ def test_validate_several_tasks_in_worker_processes() -> None:
     assert all(name in summary for name in two)
 
 
+@pytest.fixture
+def nothing_confines(monkeypatch):
+    """A machine where neither bubblewrap nor Landlock works."""
+    from mock_servers.sandbox import mode
+
+    # Set (the command sets the second), so that the test's end restores them as they were.
+    monkeypatch.setenv(mode.ENV_MODE, "auto")
+    monkeypatch.setenv(mode.ENV_ALLOW_UNCONFINED, "0")
+    monkeypatch.setattr(mode, "strong_problem", lambda: "no bubblewrap here")
+    monkeypatch.setattr(mode, "landlock_problem", lambda: "no Landlock here")
+
+
+def test_run_refuses_to_run_code_unconfined_unless_asked(nothing_confines, tmp_path) -> None:
+    args = ["run", "--tasks", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0", "--agent", "noop"]
+    refused = runner.invoke(app, [*args, "--out", str(tmp_path / "refused")])
+    assert refused.exit_code == 2 and not (tmp_path / "refused").exists()
+    assert "no confinement for code is available here" in refused.output
+    assert "--allow-unconfined-sandbox" in refused.output
+    assert runner.invoke(app, ["validate", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0"]).exit_code == 2
+    allowed = runner.invoke(app, [*args, "--out", str(tmp_path / "run"), "--allow-unconfined-sandbox"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "sandbox: UNCONFINED (explicitly requested" in allowed.output
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["sandbox"] == ["unconfined"]
+    (record,) = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert record["sandbox"] == "unconfined"
+
+
+def test_run_prints_the_sandbox_mode_once(tmp_path) -> None:
+    from mock_servers.sandbox import recorded_mode
+
+    mode = recorded_mode()
+    if mode is None:
+        pytest.skip("no confinement here")
+    result = runner.invoke(app, ["run", "--tasks", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0",
+                                 "--agent", "noop", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0 and result.output.count("sandbox: ") == 1
+    assert f"sandbox: {mode} (" in result.output
+
+
 def test_serve_refuses_remote_bind_without_flag(tmp_path) -> None:
     result = runner.invoke(app, ["serve", "--world", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"])
     assert result.exit_code != 0

@@ -28,7 +28,7 @@ from mock_servers.filesystem import toolbox as fs_tools
 from mock_servers.pdf_tools import toolbox as pdf_tools
 from mock_servers.terminal import toolbox as terminal_tools
 from tests.harness import ServerHarness, table_rows
-from tests.sandboxing import config_for, new_world, open_folder
+from tests.sandboxing import new_world, open_folder
 
 Args = Callable[[str], dict[str, Any]]
 # (server, tool, file suffix, arguments for a target path, check of a correct write)
@@ -239,7 +239,7 @@ def test_terminal_redirections_through_symlinks_leading_out_are_refused() -> Non
         (ws / "linked").symlink_to(outside, target_is_directory=True)
         (ws / "loop").symlink_to(ws / "loop2")
         (ws / "loop2").symlink_to(ws / "loop")
-        shell = ServerHarness(terminal_tools, world, config_for("weak"))
+        shell = ServerHarness(terminal_tools, world)
         shell.fails("run_command", "PERMISSION_DENIED", command="echo hi > linked/new.txt")
         shell.fails("run_command", "PERMISSION_DENIED", command="echo hi >> linked/secret.txt")
         shell.fails("run_command", "PERMISSION_DENIED", command="cat < linked/secret.txt")

@@ -81,7 +81,7 @@ def test_budget_terms_and_triggers() -> None:
     ({"strategies": {"ptc": {"max_timeout_s": 30}}}, "default_timeout_s=60 is above"),
     ({"strategies": {"ptc": {"max_nested_calls": 0}}}, "greater than or equal to 1"),
     ({"strategies": {"ptc": {"direct_tools": "some"}}}, "'all' or 'none'"),
-    ({"strategies": {"ptc": {"sandbox": "off"}}}, "'auto', 'strong' or 'weak'"),
+    ({"strategies": {"ptc": {"sandbox": "off"}}}, "'auto', 'strong' or 'landlock'"),
     ({"strategies": {"ptc": {"description": "memory/protocol@1"}}}, "not a ptc prompt"),
     ({"window": 5}, "Extra inputs are not permitted"),
 ])

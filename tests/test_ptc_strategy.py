@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mock_servers.sandbox import disk
 from scaffolds.clients import ScriptedClient
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
@@ -185,8 +186,7 @@ async def test_timeout_kills_the_code_and_reports_the_calls_so_far(
 
 
 @pytest.mark.asyncio
-async def test_no_network_inside(world_dir: Path, tmp_path: Path) -> None:
-    require("strong")
+async def test_no_network_inside(world_dir: Path, sandbox: dict[str, Any], tmp_path: Path) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     accepted: list[Any] = []
@@ -195,10 +195,39 @@ async def test_no_network_inside(world_dir: Path, tmp_path: Path) -> None:
     code = ("import socket\ntry:\n"
             f"    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
             "    print('connected')\nexcept OSError as e:\n    print('refused', type(e).__name__)\n")
-    _, trajectory = await play(CountingEnv(world_dir), tmp_path, {"sandbox": "strong"},
-                               code_turn(code), done_turn())
+    _, trajectory = await play(CountingEnv(world_dir), tmp_path, sandbox, code_turn(code), done_turn())
     server.close()
     assert report(trajectory)["stdout"].startswith("refused") and accepted == []
+
+
+@pytest.mark.asyncio
+async def test_the_answer_key_is_out_of_reach(world_dir: Path, sandbox: dict[str, Any],
+                                             tmp_path: Path) -> None:
+    (world_dir / "truth" / "truth.json").write_text('{"secret": "answer-key"}')
+    code = ("import os\nfor path in ('../truth/truth.json', os.path.join(os.environ['WORKSPACE'], "
+            "'..', 'truth', 'truth.json')):\n"
+            "    try:\n        print(open(path).read())\n    except OSError as e:\n"
+            "        print('refused', type(e).__name__)\n"
+            "result = tools.list_notes()\n")
+    _, trajectory = await play(CountingEnv(world_dir), tmp_path, sandbox, code_turn(code), done_turn())
+    out = report(trajectory)
+    assert out["success"] and "answer-key" not in out["stdout"], out
+    assert out["stdout"].count("refused") == 2
+
+
+@pytest.mark.asyncio
+async def test_writing_past_the_disk_budget_stops_the_code(world_dir: Path, sandbox: dict[str, Any],
+                                                           tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(disk, "DEFAULT_CALL_MIB", 1)
+    code = ("import time\ntools.bump()\n"
+            "for i in range(8):\n    open(f'part{i}.bin', 'wb').write(b'x' * 500_000)\n"
+            "time.sleep(60)\n")
+    env = CountingEnv(world_dir)
+    _, trajectory = await play(env, tmp_path, sandbox, code_turn(code, timeout_s=60), done_turn())
+    (answer,) = [m for m in trajectory.messages if m.call_id == "run" and m.role == "tool"]
+    assert answer.is_error and (answer.content or "").startswith(
+        "Error [RESOURCE_EXHAUSTED]: code_execution: sandbox: the call wrote more than 1 MiB"), answer.content
+    assert not list((world_dir / "workspace").glob("part*.bin")) and env.count == 1
 
 
 @pytest.mark.asyncio

@@ -1,5 +1,6 @@
 """The python_execute server: output sections, timeouts, argument errors, the script name,
-workspace access and determinism, in both sandbox modes."""
+workspace access and determinism, in both confined sandbox modes; the refusal and the disk
+limit as error results."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def test_filename_is_reduced_to_a_safe_basename(py: ServerHarness, world: World)
     text = py.ok_text("python_execute", code="print(__file__)", filename="../../x; rm -rf $(pwd).py")
     assert body(text) == "=== STDOUT ===\n/tmp/xrm-rfpwd.py\n"
     assert list(world.workspace.iterdir()) == []
-    assert [p.name for p in world.scratch.iterdir()] == [".sandbox.lock"]
+    assert sorted(p.name for p in world.scratch.iterdir()) == [".sandbox.lock", "sandbox-disk.json"]
 
 
 def test_reads_and_writes_the_workspace(py: ServerHarness, world: World) -> None:
@@ -149,24 +150,41 @@ def test_same_call_same_output(py: ServerHarness) -> None:
     ({"code": "print('\ud800')"}, "unpaired surrogate"),
 ])
 def test_argument_errors(world: World, args: dict, message: str) -> None:
-    text, is_error = ServerHarness(toolbox, world, {"sandbox": "weak"}).call("python_execute", **args)
+    text, is_error = ServerHarness(toolbox, world).call("python_execute", **args)
     assert is_error and text.startswith("Error [INVALID_ARGUMENT]: python_execute: "), text
     assert message in text
 
 
-def test_required_strong_mode_fails_as_an_error_result(world: World, monkeypatch) -> None:
+def test_a_mode_that_cannot_be_had_is_an_error_result(world: World, monkeypatch) -> None:
+    monkeypatch.delenv("LOCA_SANDBOX", raising=False)
+    monkeypatch.delenv("LOCA_ALLOW_UNCONFINED_SANDBOX", raising=False)
     monkeypatch.setattr(mode_module, "strong_problem", lambda: "namespaces are refused")
-    text, is_error = ServerHarness(toolbox, world, {"sandbox": "strong"}).call("python_execute", code="print(1)")
-    assert is_error and text.startswith("Error [FAILED_PRECONDITION]: python_execute: sandbox: ")
-    assert "namespaces are refused" in text
+    monkeypatch.setattr(mode_module, "landlock_problem", lambda: "no Landlock here")
+    for config, message in (({"sandbox": "strong"}, "namespaces are refused"),
+                            ({"sandbox": "landlock"}, "no Landlock here"),
+                            ({}, "no confinement for code is available here")):
+        text, is_error = ServerHarness(toolbox, world, config).call("python_execute", code="print(1)")
+        assert is_error and text.startswith("Error [FAILED_PRECONDITION]: python_execute: sandbox: ")
+        assert message in text
 
 
-def test_the_gym_packages_are_importable(world: World) -> None:
-    require("strong")
-    text = ServerHarness(toolbox, world, {"sandbox": "strong"}).ok_text(
-        "python_execute", code="import openpyxl\nwb = openpyxl.Workbook()\nwb.save('book.xlsx')\nprint('ok')")
-    assert body(text) == "=== STDOUT ===\nok\n"
+def test_the_gym_packages_are_importable(py: ServerHarness, world: World) -> None:
+    text = py.ok_text("python_execute", code=(
+        "import numpy, openpyxl\nwb = openpyxl.Workbook()\nwb.save('book.xlsx')\n"
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('plot.png')\nprint('ok')"))
+    assert body(text).startswith("=== STDOUT ===\nok\n")
     assert (world.workspace / "book.xlsx").stat().st_size > 1000
+    assert (world.workspace / "plot.png").stat().st_size > 1000
+
+
+def test_writing_past_the_disk_budget_is_an_error_result(world: World, mode: str) -> None:
+    (world.workspace / "data.csv").write_text("a,b\n")
+    py = ServerHarness(toolbox, world, {**config_for(mode), "sandbox_call_disk_mib": 1})
+    text, is_error = py.call("python_execute",
+                             code="for i in range(8):\n    open(f'part{i}.bin', 'wb').write(b'x' * 500_000)")
+    assert is_error and text.startswith("Error [RESOURCE_EXHAUSTED]: python_execute: sandbox: the call "
+                                        "wrote more than 1 MiB to the workspace and /tmp"), text
+    assert [p.name for p in world.workspace.iterdir()] == ["data.csv"]
 
 
 def test_an_interpreter_path_through_another_folder_works(world: World, mode: str,
@@ -198,7 +216,7 @@ def test_no_database_lock_is_held_while_code_runs(py: ServerHarness, world: Worl
 
 
 def test_through_an_mcp_client(world: World) -> None:
-    runtime = ServerHarness(toolbox, world, config_for("weak")).runtime
+    runtime = ServerHarness(toolbox, world).runtime
 
     async def scenario() -> tuple[str, bool]:
         async with Client(runtime.app) as client:

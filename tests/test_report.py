@@ -276,6 +276,28 @@ def test_the_same_runs_give_the_same_bytes(tmp_path: Path) -> None:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
 
 
+def test_runs_made_without_confinement_are_marked(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    confined = write_run(tmp_path / "confined", _grid(["a"], [8000], [0]))
+    loose = write_run(tmp_path / "loose", _grid(["a"], [8000], [1]))
+    run_json = json.loads((confined / "run.json").read_text())
+    (confined / "run.json").write_text(json.dumps({**run_json, "sandbox": ["landlock"]}))
+    log = loose / "episodes.jsonl"
+    log.write_text("".join(json.dumps({**json.loads(line), "sandbox": "unconfined"}) + "\n"
+                           for line in log.read_text().splitlines()))
+    data = load([confined, loose])
+    assert [(run.sandbox, run.unconfined) for run in data.runs] == [(["landlock"], False),
+                                                                    (["unconfined"], True)]
+    markdown = write_report(data, tmp_path / "o", plots=False).markdown.read_text()
+    assert f"| `{confined}` | oracle | react | landlock | 1 | 1 |" in markdown
+    assert f"| `{loose}` | oracle | react | **UNCONFINED** | 1 | 1 |" in markdown
+    assert f"**Unconfined:** `{loose}` ran code without confinement" in markdown
+    assert f"`{confined}` ran code without" not in markdown
+    assert _loca(["report", str(confined), str(loose), "--out", str(tmp_path / "p")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"warning: {loose} ran code without confinement" in err and str(confined) not in err
+
+
 # --- command line -------------------------------------------------------------------------------
 
 def _loca(args: list[str]) -> int:

@@ -9,6 +9,7 @@ import pytest
 from envs.core.registry import Task
 from loca.episode import run_episode
 from loca.runner import RunConfig, execute, plan
+from mock_servers.sandbox import recorded_mode
 from scaffolds.oracles import agents
 
 pytest_plugins = ["tests.fake_llm"]
@@ -39,7 +40,22 @@ def test_oracle_run_writes_records_and_summary(tmp_path, config_for, any_task):
         assert [c["name"] for c in r["checks"]] == list(any_task.checks.names)
         assert (out / r["world_dir"] / "world.json").is_file()
         assert (out / r["trajectory"]).is_file()
+        assert r["sandbox"] == recorded_mode() is not None
     assert json.loads((out / "summary.json").read_text()) == summary
+    assert json.loads((out / "run.json").read_text())["sandbox"] == [recorded_mode()]
+
+
+def test_an_unconfined_resume_is_recorded_in_the_run_and_its_episodes(tmp_path, config_for, monkeypatch):
+    out = tmp_path / "run"
+    config = config_for("noop")
+    first = recorded_mode()
+    execute(config, out, run_episode)
+    victim = out / "episodes" / plan(config)[1].episode_id
+    (victim / "result.json").unlink()
+    monkeypatch.setenv("LOCA_SANDBOX", "unconfined")
+    execute(config, out, run_episode)
+    assert json.loads((out / "run.json").read_text())["sandbox"] == [first, "unconfined"]
+    assert [r["sandbox"] for r in _lines(out)] == [first, first, "unconfined"]
 
 
 def test_resume_after_a_kill_runs_each_episode_exactly_once(tmp_path, config_for):

@@ -1,20 +1,17 @@
-"""The code-execution sandbox in both modes: timeouts kill whole process groups, fork bombs and
-memory hogs are contained, strong mode has no network and sees nothing of the host but the
-workspace, the environment is minimal, output is capped keeping head and tail."""
+"""The code-execution sandbox's mechanics in both confined modes: the environment is minimal,
+output is capped keeping head and tail, timeouts kill everything the call started, limits hold;
+the choice of mode and its refusal. The attacks are in test_sandbox_attacks.py."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import logging
-import os
-import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,31 +19,22 @@ import pytest
 from loca.core.world import World
 from mock_servers.core.errors import Code
 from mock_servers.sandbox import (
-    SCRIPT_FLAGS,
-    Limits,
     SandboxError,
     SandboxUnavailable,
-    Stage,
-    open_execution,
+    describe,
     safe_filename,
     sandbox_mode,
 )
 from mock_servers.sandbox import mode as mode_module
 from mock_servers.sandbox.capture import Capture
-from mock_servers.sandbox.launch import DEFAULT_UID, interpreter_roots
+from mock_servers.sandbox.confine import Options, stage, stages
+from mock_servers.sandbox.launch import LAUNCHER_FLAGS, launcher_source
+from mock_servers.sandbox.mode import ENV_ALLOW_UNCONFINED
 from tests import sandboxing
-from tests.sandboxing import MODES, config_for, new_world, open_folder, require, survivors
+from tests.sandboxing import MODES, new_world, open_folder, require, run_python, survivors
 
 ENV_KEYS = {"PATH", "LANG", "HOME", "TMPDIR", "TZ", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "MPLBACKEND",
             "WORKSPACE"}
-
-
-@dataclass
-class Run:
-    code: int | None
-    stdout: str
-    stderr: str
-    elapsed: float
 
 
 @pytest.fixture(params=MODES)
@@ -63,14 +51,6 @@ def folder():
 @pytest.fixture
 def world(folder: Path) -> World:
     return new_world(folder, tz="Europe/Berlin")
-
-
-def run_python(world: World, mode: str, code: str, timeout: float = 20, name: str = "case.py",
-               **limits: int) -> Run:
-    with open_execution(world, config_for(mode), Limits(timeout_s=timeout, **limits)) as ex:
-        script = ex.write_script(name, code)
-        returncode = ex.run([Stage([*ex.python(*SCRIPT_FLAGS), script])])
-        return Run(returncode, ex.stdout(), ex.stderr(), ex.elapsed)
 
 
 # ---- environment, files, output -------------------------------------------------------------
@@ -98,8 +78,17 @@ def test_script_lives_in_private_scratch_and_is_removed(world, mode) -> None:
                      name="report.py")
     assert run.stdout == "/tmp/report.py\n"
     assert (world.workspace / "made.txt").read_text() == "ok"
-    assert sorted(p.name for p in world.scratch.iterdir()) == [".sandbox.lock"]
+    assert sorted(p.name for p in world.scratch.iterdir()) == [".sandbox.lock", "sandbox-disk.json"]
     assert sorted(p.name for p in world.workspace.iterdir()) == ["made.txt"]
+
+
+def test_a_world_at_a_relative_path(world, mode, monkeypatch) -> None:
+    monkeypatch.chdir(world.root.parent)
+    relative = World.load(world.root.name)
+    assert not relative.scratch.is_absolute()
+    run = run_python(relative, mode, "print(__file__)\nopen('made.txt', 'w')")
+    assert (run.code, run.stdout) == (0, "/tmp/case.py\n"), run.stderr
+    assert (world.workspace / "made.txt").exists()
 
 
 def test_nonzero_exit_and_traceback_are_a_normal_outcome(world, mode) -> None:
@@ -167,8 +156,6 @@ def test_a_child_ignoring_sigterm_is_killed(world, mode) -> None:
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)\n"
     run = run_python(world, mode, code, timeout=1, name=name)
     assert run.code is None and run.elapsed < 5
-    if mode == "weak":  # in strong mode SIGTERM ends bubblewrap, which takes the child along
-        assert run.elapsed > 2.9  # 1 s timeout + 2 s grace, then SIGKILL
     assert survivors(name) == []
 
 
@@ -213,78 +200,12 @@ def test_file_size_is_capped(world, mode) -> None:
     assert run.stdout == "refused 27\n"  # EFBIG
 
 
-# ---- isolation ------------------------------------------------------------------------------
-
-def test_strong_mode_has_no_network(world) -> None:
-    require("strong")
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        port = server.getsockname()[1]
-        socket.create_connection(("127.0.0.1", port), timeout=2).close()  # reachable outside
-        code = ("import socket\ntry:\n"
-                f"    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    print('connected')\n"
-                "except OSError as exc:\n    print('blocked', type(exc).__name__)\n")
-        run = run_python(world, "strong", code)
-    assert run.stdout.startswith("blocked"), run.stdout
-
-
-def test_strong_mode_sees_only_the_workspace(world) -> None:
-    require("strong")
-    (world.truth_dir / "answer.txt").write_text("secret answer")
-    outside = Path(world.root.parent, "host-file.txt")
-    outside.write_text("host data")
-    probes = [str(world.truth_dir / "answer.txt"), str(world.state_path), str(world.root),
-              str(outside), "/etc/shadow", "/proc/1/environ"]
-    code = ("import os\n"
-            f"for path in {probes!r}:\n"
-            "    try:\n        os.listdir(path) if os.path.isdir(path) else open(path).read()\n"
-            "        print('READ', path)\n"
-            "    except OSError as exc:\n        print('no', type(exc).__name__)\n"
-            f"for path in {[str(outside), str(world.truth_dir / 'new.txt')]!r}:\n"
-            "    try:\n        open(path, 'w').write('x')\n        print('WROTE', path)\n"
-            "    except OSError as exc:\n        print('no', type(exc).__name__)\n"
-            f"interpreter = {[str(r) for r in interpreter_roots(sys.executable)]!r}\n"
-            "for top in ('/root', '/work', '/home', '/var', '/opt', '/srv', '/mnt'):\n"
-            "    for folder, dirs, files in os.walk(top):\n"
-            "        dirs[:] = [d for d in dirs if os.path.join(folder, d) not in interpreter]\n"
-            "        for name in files:\n            print('FOUND', os.path.join(folder, name))\n"
-            "print(sorted(os.listdir('/')))\n")
-    run = run_python(world, "strong", code)
-    assert not any(word in run.stdout for word in ("READ", "WROTE", "FOUND")), run.stdout
-    assert outside.read_text() == "host data" and not (world.truth_dir / "new.txt").exists()
-    top = eval(run.stdout.splitlines()[-1])
-    assert {"workspace", "tmp", "usr"} <= set(top) and not {"home", "var", "opt"} & set(top)
-
-
-def test_children_of_a_root_gym_run_unprivileged(world, mode) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("the gym does not run as root here")
-    code = ("import os\nprint(os.getuid(), os.getgid(), os.getgroups())\n"
-            "status = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
-            "print(status['CapEff'], status['CapBnd'], status['NoNewPrivs'])")
-    run = run_python(world, mode, code)
-    assert run.stdout == f"{DEFAULT_UID} {DEFAULT_UID} []\n0000000000000000 0000000000000000 1\n", run.stderr
-
-
-def test_weak_mode_as_root_cannot_write_outside(world) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("without root the weak mode has only the user's own permissions")
-    (world.truth_dir / "answer.txt").write_text("secret")
-    code = (f"for path in {[str(world.truth_dir / 'answer.txt'), str(world.state_path)]!r}:\n"
-            "    try:\n        open(path, 'a').write('x')\n        print('WROTE')\n"
-            "    except OSError as exc:\n        print('no', type(exc).__name__)\n")
-    run = run_python(world, "weak", code)
-    assert run.stdout == "no PermissionError\nno PermissionError\n"
-    assert (world.truth_dir / "answer.txt").read_text() == "secret"
-
-
 # ---- concurrency, modes, names --------------------------------------------------------------
 
-def test_one_execution_at_a_time_per_world_and_exactly_once(world) -> None:
+def test_one_execution_at_a_time_per_world_and_exactly_once(world, mode) -> None:
     code = ("import time\nstart = time.time()\ntime.sleep(0.4)\n"
             "open('log.txt', 'a').write(f'{start} {time.time()}\\n')\n")
-    threads = [threading.Thread(target=run_python, args=(world, "weak", code)) for _ in range(3)]
+    threads = [threading.Thread(target=run_python, args=(world, mode, code)) for _ in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -295,28 +216,86 @@ def test_one_execution_at_a_time_per_world_and_exactly_once(world) -> None:
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
-def test_mode_selection(monkeypatch, caplog) -> None:
-    assert sandbox_mode("weak") == "weak"
-    monkeypatch.setenv("LOCA_SANDBOX", "weak")
-    assert sandbox_mode() == "weak"
-    monkeypatch.setenv("LOCA_SANDBOX", "sometimes")
-    with pytest.raises(SandboxError, match="unknown sandbox mode 'sometimes'"):
-        sandbox_mode()
-    monkeypatch.delenv("LOCA_SANDBOX")
-    monkeypatch.setattr(mode_module, "strong_problem", lambda: "no namespaces here")
-    with pytest.raises(SandboxUnavailable, match="no namespaces here") as failure:
-        sandbox_mode("strong")
-    assert failure.value.code == Code.FAILED_PRECONDITION
-    mode_module._warn_weak.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="loca.sandbox"):
-        assert sandbox_mode() == "weak"
-    assert "WEAK" in caplog.text and "no namespaces here" in caplog.text
-
-
-def test_strong_mode_is_chosen_where_bubblewrap_runs(monkeypatch) -> None:
-    require("strong")
+@pytest.fixture
+def nothing_confines(monkeypatch):
+    """A machine where neither bubblewrap nor Landlock works."""
     monkeypatch.delenv("LOCA_SANDBOX", raising=False)
-    assert sandbox_mode() == sandbox_mode("strong") == "strong"
+    monkeypatch.delenv(ENV_ALLOW_UNCONFINED, raising=False)
+    monkeypatch.setattr(mode_module, "strong_problem", lambda: "no namespaces here")
+    monkeypatch.setattr(mode_module, "landlock_problem", lambda: "no Landlock in this kernel")
+
+
+def test_without_confinement_code_is_refused_unless_asked_for(nothing_confines, monkeypatch,
+                                                               caplog) -> None:
+    with pytest.raises(SandboxUnavailable) as failure:
+        sandbox_mode()
+    assert failure.value.code == Code.FAILED_PRECONDITION
+    message = failure.value.message
+    assert "no namespaces here" in message and "no Landlock in this kernel" in message
+    assert "LOCA_SANDBOX=unconfined" in message and "--allow-unconfined-sandbox" in message
+    for forced, problem in (("strong", "no namespaces here"), ("landlock", "no Landlock")):
+        with pytest.raises(SandboxUnavailable, match=problem):
+            sandbox_mode(forced)
+    mode_module._chosen.cache_clear()
+    monkeypatch.setenv(ENV_ALLOW_UNCONFINED, "1")
+    with caplog.at_level(logging.INFO, logger="loca.sandbox"):
+        assert sandbox_mode() == "unconfined"
+    assert "UNCONFINED" in caplog.text
+    with pytest.raises(SandboxUnavailable):  # allowing unconfined runs forces nothing
+        sandbox_mode("landlock")
+
+
+def test_unconfined_only_on_request(nothing_confines, monkeypatch) -> None:
+    assert sandbox_mode("unconfined") == "unconfined"
+    monkeypatch.setenv("LOCA_SANDBOX", "unconfined")
+    assert sandbox_mode() == "unconfined"
+    monkeypatch.setenv("LOCA_SANDBOX", "weak")
+    with pytest.raises(SandboxError, match="unknown sandbox mode 'weak'; use auto, strong, "
+                                           "landlock, unconfined"):
+        sandbox_mode()
+
+
+def test_the_strongest_available_mode_is_chosen(monkeypatch) -> None:
+    monkeypatch.delenv("LOCA_SANDBOX", raising=False)
+    monkeypatch.setattr(mode_module, "strong_problem", lambda: None)
+    assert sandbox_mode() == "strong"
+    monkeypatch.setattr(mode_module, "strong_problem", lambda: "no bubblewrap")
+    monkeypatch.setattr(mode_module, "landlock_problem", lambda: None)
+    assert sandbox_mode() == "landlock"
+    assert sandbox_mode("landlock") == "landlock"
+
+
+def test_modes_that_run_here_are_found(mode) -> None:
+    assert sandbox_mode(mode) == mode
+    assert describe(mode).startswith(mode)
+
+
+def test_unconfined_mode_runs_with_limits_and_clean_up(world) -> None:
+    marker = f"orphan-{uuid.uuid4().hex}"
+    run = run_python(world, "unconfined", _spawn_sleepers(marker) + "print('done')")
+    assert (run.code, run.stdout) == (0, "done\n")
+    assert survivors(marker) == []
+    run = run_python(world, "unconfined", "block = bytearray(4 * 2**30)")
+    assert run.code == 1 and run.stderr.rstrip().endswith("MemoryError")
+
+
+def test_launcher_options_and_stages_survive_the_command_line() -> None:
+    options = Options()
+    options.limits, options.ids, options.landlock = {"RLIMIT_AS": 5, "RLIMIT_NPROC": 9}, (7, 8), True
+    options.read, options.write, options.devices = ["/usr", "/odd=name -- x"], ["/w"], ["/dev/null"]
+    pipeline = [*stage(["prog", "--", "7", "arg"], (5, 6, 2)), *stage(["next"])]
+    parsed, rest = Options.parse([*options.arguments(), *pipeline])
+    assert vars(parsed) == vars(options)
+    assert stages(rest) == [((5, 6, 2), ["prog", "--", "7", "arg"]), ((0, 1, 2), ["next"])]
+
+
+def test_a_command_that_cannot_be_confined_never_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    done = subprocess.run([sys.executable, *LAUNCHER_FLAGS, "-c", launcher_source(),
+                           "--limit=RLIMIT_NOFILE=99999999999", "--", *stage(["touch", str(marker)])],
+                          capture_output=True, text=True)
+    assert done.returncode == 125 and not marker.exists()
+    assert done.stderr.startswith("sandbox: the command was not started: ")
 
 
 @pytest.mark.parametrize(("given", "expected"), [
@@ -328,12 +307,12 @@ def test_safe_filename(given, expected) -> None:
     assert safe_filename(given) == expected
 
 
-def test_required_strong_mode_fails_instead_of_skipping(monkeypatch) -> None:
-    monkeypatch.setattr(sandboxing, "strong_problem", lambda: "bubblewrap is missing")
-    monkeypatch.setattr(sandboxing, "REQUIRE_STRONG", True)
-    with pytest.raises(pytest.fail.Exception, match="bubblewrap is missing"):
-        require("strong")
-    monkeypatch.setattr(sandboxing, "REQUIRE_STRONG", False)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_required_mode_fails_instead_of_skipping(monkeypatch, mode) -> None:
+    monkeypatch.setattr(sandboxing, f"{mode}_problem", lambda: "it is missing")
+    monkeypatch.setitem(sandboxing.REQUIRED, mode, True)
+    with pytest.raises(pytest.fail.Exception, match="it is missing"):
+        require(mode)
+    monkeypatch.setitem(sandboxing.REQUIRED, mode, False)
     with pytest.raises(pytest.skip.Exception):
-        require("strong")
-    require("weak")
+        require(mode)

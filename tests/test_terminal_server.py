@@ -1,6 +1,6 @@
 """The terminal server: POSIX word splitting, our own pipeline and redirection executor, the
 allow-list and rejected forms, globs and paths confined to the workspace, timeouts and the
-output format, in both sandbox modes."""
+output format, in both confined sandbox modes; the programs it allows run confined."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_any_line_parses_or_is_refused_readably(world: World, line: str) -> None
     ("ls\x00", "NUL character"),
 ])
 def test_rejected_syntax(world: World, line: str, message: str) -> None:
-    assert message in Shell(toolbox, world, {"sandbox": "weak"}).refused(line)
+    assert message in Shell(toolbox, world).refused(line)
 
 
 @pytest.mark.parametrize(("line", "named"), [
@@ -140,12 +140,12 @@ def test_rejected_syntax(world: World, line: str, message: str) -> None:
     ("find . -ok rm ;", "'find -ok'"),
 ])
 def test_disallowed_programs_and_flags_are_named(world: World, line: str, named: str) -> None:
-    text = Shell(toolbox, world, {"sandbox": "weak"}).refused(line, "PERMISSION_DENIED")
+    text = Shell(toolbox, world).refused(line, "PERMISSION_DENIED")
     assert named in text
 
 
 def test_cd_gets_a_hint(world: World) -> None:
-    text = Shell(toolbox, world, {"sandbox": "weak"}).refused("cd data", "PERMISSION_DENIED")
+    text = Shell(toolbox, world).refused("cd data", "PERMISSION_DENIED")
     assert "Hint: commands run in /workspace" in text
 
 
@@ -155,7 +155,7 @@ def test_cd_gets_a_hint(world: World) -> None:
     "tar -C / -cf x.tar .", "grep --file=/etc/passwd x notes.txt",
 ])
 def test_paths_outside_the_workspace_are_refused(world: World, line: str) -> None:
-    text = Shell(toolbox, world, {"sandbox": "weak"}).refused(line, "PERMISSION_DENIED")
+    text = Shell(toolbox, world).refused(line, "PERMISSION_DENIED")
     assert "outside the workspace /workspace" in text
 
 
@@ -249,7 +249,7 @@ def test_python_runs_in_the_workspace(sh: Shell) -> None:
 
 def test_missing_program_is_a_clear_error(world: World, monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(rules, "SYSTEM_PATH", str(tmp_path))
-    text = Shell(toolbox, world, {"sandbox": "weak"}).refused("zip -r out.zip data", "NOT_FOUND")
+    text = Shell(toolbox, world).refused("zip -r out.zip data", "NOT_FOUND")
     assert "command 'zip' is allowed but not installed" in text
 
 
@@ -261,7 +261,7 @@ def test_timeout_is_deadline_exceeded_with_partial_output(world: World, mode: st
 
 
 def test_bad_timeout_setting_is_reported(world: World) -> None:
-    shell = Shell(toolbox, world, {"sandbox": "weak", "terminal_timeout_s": 900})
+    shell = Shell(toolbox, world, {"terminal_timeout_s": 900})
     assert "terminal_timeout_s must be an integer from 1 to 300" in shell.refused("ls", "FAILED_PRECONDITION")
 
 
@@ -272,8 +272,30 @@ def test_output_cap_keeps_head_and_tail(sh: Shell) -> None:
 
 
 def test_command_length_is_bounded(world: World) -> None:
-    text = Shell(toolbox, world, {"sandbox": "weak"}).refused("echo " + "a" * 2050)
+    text = Shell(toolbox, world).refused("echo " + "a" * 2050)
     assert "2048" in text
+
+
+def test_allowed_programs_cannot_read_outside_the_workspace(sh: Shell, world: World) -> None:
+    """Paths built inside a program's own text are beyond the server's path checks: the
+    confinement stops them."""
+    (world.truth_dir / "truth.json").write_text('{"secret": "answer-key"}')
+    lines = ["awk 'BEGIN{f=\"..\" \"/truth/truth.json\"; while((getline l < f)>0) print l}'",
+             f"awk 'BEGIN{{f=\"{world.truth_dir}\" \"/truth.json\"; while((getline l < f)>0) print l}}'",
+             "python3 -c \"print(open('..' + '/truth/truth.json').read())\"",
+             "awk 'BEGIN{while((getline l < \"/etc/shadow\")>0) print l}'",
+             f"python3 -c \"print(open('{world.state_path}', 'rb').read(16))\""]
+    for line in lines:
+        out = sh.run(line)
+        assert "answer-key" not in out and "SQLite" not in out and "root:" not in out, (line, out)
+
+
+def test_writing_past_the_disk_budget_is_an_error(world: World, mode: str) -> None:
+    shell = Shell(toolbox, world, config_for(mode) | {"sandbox_call_disk_mib": 1})
+    text = shell.refused("python3 -c \"open('a.bin', 'wb').write(b'x' * 700000)\"; "
+                         "python3 -c \"open('b.bin', 'wb').write(b'x' * 700000)\"", "RESOURCE_EXHAUSTED")
+    assert "the call wrote more than 1 MiB" in text
+    assert not (world.workspace / "a.bin").exists() and not (world.workspace / "b.bin").exists()
 
 
 def test_same_command_same_output(sh: Shell) -> None:
@@ -286,11 +308,12 @@ def test_security_rules(sh: Shell, mode: str) -> None:
     assert "Allowed commands: ls cat head" in text and "curl" not in text
     assert "Blocked flags: find -exec, -execdir, -ok, -okdir" in text
     assert "timeout 60 s; memory 2048 MiB; CPU 61 s" in text and "processes 256" in text
+    assert "disk added: 256 MiB per call, 1024 MiB per episode" in text
     assert f"Sandbox: {mode} (" in text
 
 
 def test_through_an_mcp_client(world: World) -> None:
-    runtime = Shell(toolbox, world, config_for("weak")).runtime
+    runtime = Shell(toolbox, world).runtime
 
     async def scenario() -> tuple[str, bool]:
         async with Client(runtime.app) as client:

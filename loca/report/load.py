@@ -71,6 +71,13 @@ class Run:
     records: dict[str, dict[str, Any]]
     versions: dict[str, dict[str, Any]]
     """Kind (`task`, `prompt`, `format`) -> name -> version, as the episodes recorded them."""
+    sandbox: list[str] = field(default_factory=list)
+    """The sandbox modes the run's code ran in (`run.json` and the episodes' records)."""
+
+    @property
+    def unconfined(self) -> bool:
+        """Whether any code of the run ran without confinement (explicitly allowed)."""
+        return "unconfined" in self.sandbox
 
 
 @dataclass
@@ -180,7 +187,10 @@ def load_run(root: Path) -> Run:
     for record in records.values():
         if not isinstance(record.get("metrics"), dict):
             record["metrics"] = None
-    return Run(root, config, planned, records, _versions(root, records))
+    stored = run_json.get("sandbox")
+    modes = [*(stored if isinstance(stored, list) else []), *(r.get("sandbox") for r in records.values())]
+    sandbox = sorted({str(mode) for mode in modes if mode is not None})
+    return Run(root, config, planned, records, _versions(root, records), sandbox)
 
 
 def check_compatible(runs: list[Run]) -> None:

@@ -1,11 +1,10 @@
 """One sandboxed execution on a world: the world's lock held (one execution at a time), a
 private scratch folder under `world.scratch` (the child's /tmp and HOME, removed afterwards),
-one deadline and one pair of capped output captures for everything it runs."""
+one deadline, one disk budget and one pair of capped output captures for everything it runs."""
 
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import shutil
 import sys
@@ -19,15 +18,16 @@ from typing import Any
 from loca.core.world import World
 from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.sandbox.capture import Capture
-from mock_servers.sandbox.launch import INSIDE_TMP, Launcher, Limits, SandboxError, child_ids, traversable
+from mock_servers.sandbox.confine import stage
+from mock_servers.sandbox.disk import LEDGER, DiskGuard, DiskLimitExceeded, DiskLimits, add_spent, remove
+from mock_servers.sandbox.launch import INSIDE_TMP, Launcher, Limits, SandboxError
 from mock_servers.sandbox.mode import sandbox_mode
 from mock_servers.sandbox.process import Stage, run_pipeline
 
-CONFIG_MODE = "sandbox"  # server config: "strong", "weak" or "auto"
+CONFIG_MODE = "sandbox"  # server config: "auto", "strong", "landlock" or "unconfined"
 CONFIG_PYTHON = "sandbox_python"  # server config: the interpreter children use
 ENV_PYTHON = "LOCA_SANDBOX_PYTHON"
 LOCK_FILE = ".sandbox.lock"
-log = logging.getLogger("loca.sandbox")
 
 
 def interpreter(config: dict[str, Any]) -> str:
@@ -44,9 +44,13 @@ def open_execution(world: World, config: dict[str, Any], limits: Limits,
                    scratch: Path | None = None) -> Iterator[Execution]:
     """Hold the world's sandbox for one execution; cleans up whatever happens. `scratch`
     replaces the world's scratch folder (and its lock) for a caller whose code calls the
-    world's tools while it runs, so that the two never wait on each other."""
+    world's tools while it runs, so that the two never wait on each other. Raises
+    `DiskLimitExceeded` after an execution that went past its disk budget."""
     mode = sandbox_mode(config.get(CONFIG_MODE))
-    scratch = scratch or world.scratch
+    disk = DiskLimits.from_config(config)
+    world.scratch.mkdir(parents=True, exist_ok=True)
+    ledger = world.scratch / LEDGER
+    scratch = (scratch or world.scratch).resolve()  # a child's working folder is the workspace
     scratch.mkdir(parents=True, exist_ok=True)
     workspace = world.workspace.resolve()
     if not workspace.is_dir():
@@ -54,10 +58,18 @@ def open_execution(world: World, config: dict[str, Any], limits: Limits,
     with _world_lock(scratch / LOCK_FILE):
         private = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
         try:
-            yield Execution(Launcher(mode, workspace, private, interpreter(config), limits,
-                                     world.meta.tz))
+            budget = disk.budget(ledger)
+            execution = Execution(Launcher(mode, workspace, private, interpreter(config), limits,
+                                           world.meta.tz, budget))
+            try:
+                yield execution
+            finally:
+                if added := execution.guard.finish():
+                    add_spent(ledger, added)
+            if execution.guard.exceeded:
+                raise DiskLimitExceeded(execution.guard.message(disk, budget))
         finally:
-            _remove(private)
+            remove(private)
 
 
 class Execution:
@@ -66,13 +78,6 @@ class Execution:
     def __init__(self, launcher: Launcher) -> None:
         self.launcher = launcher
         self.mode = launcher.mode
-        self.ids = child_ids()
-        if self.ids is not None:
-            _give(launcher.workspace, self.ids)
-            _give(launcher.tmp, self.ids)
-            if self.mode == "weak":
-                for what, path in (("the workspace", launcher.workspace), ("the scratch folder", launcher.tmp)):
-                    self._require_reachable(what, path)
         self._prefix = launcher.prefix()
         self._env = launcher.env()
         self.out = Capture(launcher.limits.stdout_chars)
@@ -80,6 +85,7 @@ class Execution:
         self.started = time.monotonic()
         self.deadline = self.started + launcher.limits.timeout_s
         self.timed_out = False
+        self.guard = DiskGuard(launcher.workspace, launcher.tmp, launcher.file_bytes)
 
     @property
     def workspace(self) -> str:
@@ -88,11 +94,7 @@ class Execution:
 
     def python(self, *flags: str) -> list[str]:
         """argv start for the configured interpreter."""
-        path = self.launcher.interpreter
-        if self.ids is not None and self.mode == "weak":
-            for folder in {Path(os.path.abspath(path)).parent, Path(path).resolve().parent}:
-                self._require_reachable("the Python interpreter", folder)
-        return [path, *flags]
+        return [self.launcher.interpreter, *flags]
 
     def program(self, name: str, path: str) -> str:
         """How argv names a system program: its bare name when the child's PATH finds that
@@ -101,29 +103,31 @@ class Execution:
 
     def write_script(self, name: str, text: str) -> str:
         """Write a script into the private scratch; its path as the child sees it."""
-        target = self.launcher.tmp / name
-        target.write_text(text, encoding="utf-8")
-        self.own(target)
+        (self.launcher.tmp / name).write_text(text, encoding="utf-8")
         return f"{self.launcher.inside_tmp}/{name}"
-
-    def own(self, path: Path) -> None:
-        """Hand a file the server created to the child's uid (a no-op unless root)."""
-        if self.ids is not None:
-            os.lchown(path, *self.ids)
 
     def command(self, argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         """The whole argv and the Popen keywords that start `argv` sandboxed, for a caller
-        that runs the child itself (its own pipes, its own event loop)."""
+        that runs the child itself (its own pipes, its own event loop) until `left()` is 0."""
+        self.guard.start()
         head, extra = self._prefix
-        return [*head, *argv], {"env": self._env, "start_new_session": True, **extra}
+        return [*head, *stage(argv)], {"env": self._env, "start_new_session": True, **extra}
 
     def run(self, stages: list[Stage]) -> int | None:
         """Run one pipeline; its exit status, or None once the deadline has passed."""
         if self.timed_out:
             return None
-        code = run_pipeline(self._prefix, self._env, stages, self.deadline, self.out, self.err)
+        self.guard.start()
+        code = run_pipeline(self._prefix, self._env, stages, self.left, self.out, self.err)
         self.timed_out = code is None
         return code
+
+    def left(self) -> float:
+        """Seconds left before the deadline; 0 once it passed, or once the execution went past
+        its disk budget (asked every few ms by whoever waits for the children)."""
+        if self.guard.over():
+            self.deadline = min(self.deadline, time.monotonic())
+        return max(0.0, self.deadline - time.monotonic())
 
     @property
     def elapsed(self) -> float:
@@ -136,19 +140,12 @@ class Execution:
         return self.show(self.err.text())
 
     def show(self, text: str) -> str:
-        """Host paths of a weak-mode child rewritten to the names a strong child sees."""
-        if self.mode == "weak":
+        """Host paths of a child without its own mount table rewritten to the names a strong
+        child sees."""
+        if self.mode != "strong":
             text = text.replace(str(self.launcher.tmp), INSIDE_TMP)
             text = text.replace(str(self.launcher.workspace), DISPLAY_ROOT)
         return text
-
-    def _require_reachable(self, what: str, path: Path) -> None:
-        assert self.ids is not None
-        if not traversable(path, self.ids):
-            raise SandboxError(
-                f"weak mode drops root to uid {self.ids[0]}, which cannot reach {what}; keep "
-                "worlds and the interpreter under folders others may enter, or enable "
-                "bubblewrap (strong mode)")
 
 
 @contextmanager
@@ -160,33 +157,3 @@ def _world_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def _give(root: Path, ids: tuple[int, int]) -> None:
-    """Make `root` and everything under it belong to `ids` (links themselves, never targets)."""
-    paths = [str(root)]
-    for folder, dirs, files in os.walk(root):
-        paths += [os.path.join(folder, name) for name in (*dirs, *files)]
-    for path in paths:
-        try:
-            st = os.lstat(path)
-            if (st.st_uid, st.st_gid) != ids:
-                os.lchown(path, *ids)
-        except FileNotFoundError:  # removed meanwhile by another server
-            continue
-
-
-def _remove(path: Path) -> None:
-    def unlock_and_retry(func: Any, target: str, _exc: Any) -> None:
-        for folder in (os.path.dirname(target), target):
-            if os.path.isdir(folder) and not os.path.islink(folder):
-                os.chmod(folder, 0o700)
-        func(target)
-
-    try:
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=unlock_and_retry)
-        else:
-            shutil.rmtree(path, onerror=unlock_and_retry)
-    except OSError as exc:
-        log.warning("could not remove a sandbox scratch folder: %s", exc)

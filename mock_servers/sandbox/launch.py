@@ -1,6 +1,8 @@
-"""How a sandboxed child starts: its resource limits, identity and environment, and in strong
-mode the bubblewrap mount plan (system and interpreter read-only, the workspace and a private
-scratch read-write, nothing else of the host; no network)."""
+"""How a sandboxed child starts: its resource limits, identity and environment, what it may see
+(the system and the interpreter read-only, the workspace and a private scratch read-write,
+nothing else of the host) and the argv that applies all of it in each mode: bubblewrap's mount
+plan (strong), a Landlock domain (landlock) or nothing (unconfined), then the launcher
+(`confine`) that sets limits and identity and leaves no process behind."""
 
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from mock_servers.core.errors import Code, ToolFailure
 from mock_servers.core.files import DISPLAY_ROOT
+from mock_servers.sandbox import confine
 
-Mode = Literal["strong", "weak"]
+Mode = Literal["strong", "landlock", "unconfined"]
 GiB = 1 << 30
 MiB = 1 << 20
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -28,17 +31,22 @@ DEFAULT_UID = 65534
 # still shows what was printed). The environment is built from scratch, so the only PYTHON*
 # variables are ours: no byte-code files, a fixed hash seed (set order repeats across runs).
 SCRIPT_FLAGS = ("-s", "-P", "-u")
+LAUNCHER_FLAGS = ("-I", "-S")  # the launcher needs nothing but the standard library
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _EDITABLE_HOOKS = "lib/python3*/site-packages/__editable__*.pth"  # editable installs' start-up hooks
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/mime.types", "/etc/magic")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# What the launcher needs inside bubblewrap when the gym is root: changing uid, keeping
+# CAP_DAC_OVERRIDE for the command, emptying the bounding set.
+_ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_OVERRIDE")
 
 
 class SandboxError(ToolFailure):
     """The sandbox itself could not run the command (not the command failing)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(Code.FAILED_PRECONDITION, f"sandbox: {message}")
+    def __init__(self, message: str, code: Code = Code.FAILED_PRECONDITION) -> None:
+        super().__init__(code, f"sandbox: {message}")
 
 
 @dataclass(frozen=True)
@@ -57,11 +65,12 @@ class Limits:
     def cpu_s(self) -> int:
         return math.ceil(self.timeout_s) + 1
 
-    def prlimit(self, extra_processes: int = 0) -> list[str]:
-        """The `prlimit` prefix that sets these limits (soft = hard) and execs the command."""
-        return [host_tool("prlimit"), f"--as={self.memory_bytes}", f"--cpu={self.cpu_s}",
-                f"--fsize={self.file_bytes}", f"--nofile={self.open_files}",
-                f"--nproc={self.processes + extra_processes}", "--"]
+    def rlimits(self, file_bytes: int, other_processes: int) -> dict[str, int]:
+        """The resource limits (soft = hard) of one child: files no larger than `file_bytes`,
+        processes beyond the `other_processes` its user already runs."""
+        return {"RLIMIT_AS": self.memory_bytes, "RLIMIT_CPU": self.cpu_s,
+                "RLIMIT_FSIZE": min(self.file_bytes, file_bytes), "RLIMIT_NOFILE": self.open_files,
+                "RLIMIT_NPROC": self.processes + other_processes}
 
     def describe(self) -> str:
         return (f"timeout {self.timeout_s:g} s; memory {self.memory_bytes // MiB} MiB; CPU "
@@ -73,31 +82,18 @@ class Limits:
 def host_tool(name: str) -> str:
     path = shutil.which(name, path=SYSTEM_PATH)
     if path is None:
-        raise SandboxError(f"'{name}' is not installed (Debian package "
-                           f"{'bubblewrap' if name == 'bwrap' else 'util-linux'})")
+        raise SandboxError(f"'{name}' is not installed (Debian package bubblewrap)")
     return path
 
 
 def child_ids() -> tuple[int, int] | None:
-    """(uid, gid) to drop to when the gym runs as root; None otherwise."""
+    """(uid, gid) children become when the gym runs as root; None otherwise."""
     if os.geteuid() != 0:
         return None
     uid = int(os.environ.get(ENV_UID, DEFAULT_UID))
     if uid == 0:
         raise SandboxError(f"{ENV_UID} must name an unprivileged uid, not 0")
     return uid, uid
-
-
-def traversable(path: Path, ids: tuple[int, int]) -> bool:
-    """Whether `ids` may walk down to `path` (every directory on the way searchable)."""
-    uid, gid = ids
-    target = Path(path).resolve()
-    for folder in [*reversed(target.parents), *([target] if target.is_dir() else [])]:
-        st = folder.stat()
-        bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
-        if not st.st_mode & bit:
-            return False
-    return True
 
 
 def _tasks_of(uid: int) -> int:
@@ -115,7 +111,7 @@ def _tasks_of(uid: int) -> int:
 
 def interpreter_roots(interpreter: str) -> list[Path]:
     """The install folders an interpreter needs (a virtualenv and its base Python) that the
-    system binds do not already cover."""
+    system folders do not already cover."""
     roots: list[Path] = []
     for exe in (Path(os.path.abspath(interpreter)), Path(interpreter).resolve()):
         root = exe.parent.parent
@@ -135,10 +131,10 @@ def _parents(path: Path, made: set[Path]) -> list[str]:
     return args
 
 
-def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, int] | None) -> list[str]:
+def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, root: bool) -> list[str]:
     """bubblewrap up to the command: own network, pid, ipc and uts namespaces; read-only system
     and interpreter; the workspace at /workspace and the private scratch at /tmp. As root, the
-    command then drops to the unprivileged `ids`."""
+    launcher inside keeps the capabilities it needs to drop root."""
     args = [host_tool("bwrap"), "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent",
             "--ro-bind", "/usr", "/usr"]
@@ -152,9 +148,9 @@ def bwrap_prefix(workspace: Path, tmp: Path, interpreter: str, ids: tuple[int, i
         args += ["--ro-bind-try", item, item]
     args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workspace), DISPLAY_ROOT,
              "--bind", str(tmp), INSIDE_TMP, "--chdir", DISPLAY_ROOT, *_interpreter_binds(interpreter)]
-    if ids is None:
-        return [*args, "--"]
-    return [*args, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *drop_root(ids)]
+    for cap in _ROOT_CAPS if root else ():
+        args += ["--cap-add", cap]
+    return [*args, "--"]
 
 
 @cache
@@ -170,11 +166,15 @@ def _interpreter_binds(interpreter: str) -> tuple[str, ...]:
     return tuple(args)
 
 
-def drop_root(ids: tuple[int, int]) -> list[str]:
-    """setpriv arguments that run the rest as `ids`: no groups, no capabilities, no way back."""
-    uid, gid = ids
-    return [host_tool("setpriv"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+def readable(interpreter: str) -> list[str]:
+    """What a Landlock child may read: the system folders, a few files of /etc, the
+    interpreter's install folders (the same set bubblewrap mounts)."""
+    return ["/usr", *_TOP_LEVEL, *_ETC, *map(str, interpreter_roots(interpreter))]
+
+
+@cache
+def launcher_source() -> str:
+    return Path(confine.__file__).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -187,6 +187,7 @@ class Launcher:
     interpreter: str
     limits: Limits
     tz: str
+    file_bytes: int  # no file may grow past this (the execution's disk budget)
 
     @property
     def inside_workspace(self) -> str:
@@ -208,17 +209,33 @@ class Launcher:
     def prefix(self) -> tuple[list[str], dict[str, Any]]:
         """Everything before the command's argv, and the extra Popen arguments."""
         ids = child_ids()
+        options = confine.Options()
+        options.ids = ids
+        # A child's processes count with those its user already runs, except in bubblewrap's
+        # own user namespace (strong mode without root).
+        shared = self.mode != "strong" or ids is not None
+        uid = ids[0] if ids is not None else os.getuid()
+        options.limits = self.limits.rlimits(self.file_bytes, _tasks_of(uid) if shared else 0)
+        if self.mode == "landlock":
+            options.landlock = True
+            options.read = readable(self.interpreter)
+            options.write = [str(self.workspace), str(self.tmp)]
+            options.devices = list(_DEVICES)
+        launcher = [self.interpreter, *LAUNCHER_FLAGS, "-c", launcher_source(), *options.arguments()]
         if self.mode == "strong":
-            return [*bwrap_prefix(self.workspace, self.tmp, self.interpreter, ids),
-                    *self.limits.prlimit()], {}
-        if ids is not None:
-            return [*drop_root(ids), *self.limits.prlimit()], {"cwd": self.workspace}
-        return self.limits.prlimit(_tasks_of(os.getuid())), {"cwd": self.workspace}
+            return [*bwrap_prefix(self.workspace, self.tmp, self.interpreter, ids is not None),
+                    *launcher], {}
+        return launcher, {"cwd": self.workspace}
 
 
-def spawn(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], argv: list[str],
-          stdin: int | IO[Any], stdout: int, stderr: int) -> subprocess.Popen[bytes]:
-    """Start one child leading its own process group (never through a shell)."""
+def spawn(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str],
+          pipeline: list[tuple[confine.Descriptors, list[str]]], stderr: int) -> subprocess.Popen[bytes]:
+    """Start the launcher of one pipeline, leading its own process group (never through a
+    shell); each stage's descriptors are passed down to it, the launcher's own complaints go
+    to `stderr`."""
     head, extra = prefix
-    return subprocess.Popen([*head, *argv], stdin=stdin, stdout=stdout, stderr=stderr, env=env,
-                            start_new_session=True, close_fds=True, **extra)
+    stages = [arg for fds, argv in pipeline for arg in confine.stage(argv, fds)]
+    passed = sorted({fd for fds, _ in pipeline for fd in fds})
+    return subprocess.Popen([*head, *stages], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=stderr, env=env, start_new_session=True, close_fds=True,
+                            pass_fds=passed, **extra)

@@ -1,6 +1,7 @@
 """Run a pipeline of sandboxed stages: real pipes between them, stdout and stderr drained
 concurrently, one wall-clock deadline, and every process group killed and reaped before the
-call returns (SIGTERM at the deadline, SIGKILL 2 s later)."""
+call returns (SIGTERM at the deadline, which the launcher turns into SIGKILL for everything
+below it; SIGKILL 2 s later for a launcher still there)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mock_servers.sandbox.capture import Capture
+from mock_servers.sandbox.confine import Descriptors
 from mock_servers.sandbox.launch import SandboxError, spawn
 
 KILL_GRACE_S = 2.0  # between SIGTERM and SIGKILL
 DRAIN_GRACE_S = 1.0  # for output still in the pipes once every group is dead
-_POLL_S = 0.05
+_POLL_S = 0.02  # how often the time left is asked while nothing happens
 _CHUNK = 1 << 16
 
 Target = Literal["out", "err"] | int  # the pipeline's stdout (next stage or capture), the stderr capture, an fd
@@ -40,18 +42,14 @@ def shell_code(returncode: int) -> int:
 
 
 def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
-                 deadline: float, out: Capture, err: Capture) -> int | None:
-    """Run `stages` connected by pipes; the last stage's exit status, or None when the
-    deadline passed (everything is killed either way)."""
+                 left: Callable[[], float], out: Capture, err: Capture) -> int | None:
+    """Run `stages` connected by pipes, under one launcher; the last stage's exit status, or
+    None when the time `left()` ran out (everything is killed either way)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    procs: list[subprocess.Popen[bytes]] = []
     try:
-        _spawn_all(prefix, env, stages, out_w, err_w, procs)
+        procs = [_start(prefix, env, stages, out_w, err_w)]
     except BaseException as exc:
-        _signal(procs, signal.SIGKILL)
-        for proc in procs:
-            proc.wait()
         for fd in (out_r, err_r):
             os.close(fd)
         if isinstance(exc, OSError | subprocess.SubprocessError):
@@ -63,42 +61,49 @@ def run_pipeline(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], 
         os.close(err_w)
     drain = _Drain({out_r: out, err_r: err}, procs)
     try:
-        finished = drain.pump(drain.all_exited, deadline)
+        finished = drain.pump(drain.all_exited, left)
         if not finished:
             _signal(procs, signal.SIGTERM)
-            drain.pump(drain.all_exited, time.monotonic() + KILL_GRACE_S)
+            drain.pump(drain.all_exited, _until(time.monotonic() + KILL_GRACE_S))
     finally:  # also when interrupted: nothing outlives the call
         _signal(procs, signal.SIGKILL)  # stragglers of finished leaders too
         try:
-            drain.pump(drain.streams_closed, time.monotonic() + DRAIN_GRACE_S)
+            drain.pump(drain.streams_closed, _until(time.monotonic() + DRAIN_GRACE_S))
         finally:
             drain.close()
             codes = [proc.wait() for proc in procs]
     return shell_code(codes[-1]) if finished else None
 
 
-def _spawn_all(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
-               out_w: int, err_w: int, procs: list[subprocess.Popen[bytes]]) -> None:
-    upstream: int | None = None  # read end of the pipe from the previous stage
+def _until(moment: float) -> Callable[[], float]:
+    return lambda: moment - time.monotonic()
+
+
+def _start(prefix: tuple[list[str], dict[str, Any]], env: dict[str, str], stages: list[Stage],
+           out_w: int, err_w: int) -> subprocess.Popen[bytes]:
+    """The launcher of the whole pipeline, given each stage's descriptors: a pipe to the next
+    stage, /dev/null for a first stage that reads nothing, the captures, redirections."""
+    made: list[int] = []  # closed here once the launcher holds its copies
     try:
+        pipeline: list[tuple[Descriptors, list[str]]] = []
+        upstream: int | None = None  # read end of the pipe from the previous stage
         for i, stage in enumerate(stages):
             down_r, down_w = os.pipe() if i < len(stages) - 1 else (None, out_w)
-            fds = {"out": down_w, "err": err_w}
-            stdin = stage.stdin if stage.stdin is not None else \
-                upstream if upstream is not None else subprocess.DEVNULL
-            stdout = fds[stage.stdout] if isinstance(stage.stdout, str) else stage.stdout
-            stderr = fds[stage.stderr] if isinstance(stage.stderr, str) else stage.stderr
-            try:
-                procs.append(spawn(prefix, env, stage.argv, stdin, stdout, stderr))
-            finally:
-                if down_r is not None:
-                    os.close(down_w)
-                if upstream is not None:
-                    os.close(upstream)
-                upstream = down_r
+            made += [fd for fd in (down_r, down_w) if fd is not None and fd != out_w]
+            if stage.stdin is None and upstream is None:
+                upstream = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+                made.append(upstream)
+            named = {"out": down_w, "err": err_w}
+            stdin = stage.stdin if stage.stdin is not None else upstream
+            stdout = named[stage.stdout] if isinstance(stage.stdout, str) else stage.stdout
+            stderr = named[stage.stderr] if isinstance(stage.stderr, str) else stage.stderr
+            assert stdin is not None
+            pipeline.append(((stdin, stdout, stderr), stage.argv))
+            upstream = down_r
+        return spawn(prefix, env, pipeline, err_w)
     finally:
-        if upstream is not None:
-            os.close(upstream)
+        for fd in made:
+            os.close(fd)
 
 
 def _signal(procs: list[subprocess.Popen[bytes]], sig: int) -> None:
@@ -140,13 +145,13 @@ class _Drain:
     def streams_closed(self) -> bool:
         return not self.streams
 
-    def pump(self, done: Callable[[], bool], until: float) -> bool:
-        """Drain until `done()` or the time `until`; whether `done()` was reached."""
+    def pump(self, done: Callable[[], bool], left: Callable[[], float]) -> bool:
+        """Drain until `done()` or until no time is `left()`; whether `done()` was reached."""
         while not done():
-            left = until - time.monotonic()
-            if left <= 0:
+            seconds = left()
+            if seconds <= 0:
                 return False
-            for key, _ in self.sel.select(min(left, _POLL_S)):
+            for key, _ in self.sel.select(min(seconds, _POLL_S)):
                 if key.data is None:  # a pidfd: the child exited
                     self._forget(key.fd)
                 else:

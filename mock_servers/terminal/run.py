@@ -59,7 +59,7 @@ def _stage(ex: Execution, world: World, command: Command, files: ExitStack) -> S
             stderr = stdout
             continue
         assert target is not None
-        fd = _open(ex, world, name, op, target)
+        fd = _open(world, name, op, target)
         files.callback(os.close, fd)
         if op == "<":
             stdin = fd
@@ -70,13 +70,9 @@ def _stage(ex: Execution, world: World, command: Command, files: ExitStack) -> S
     return Stage(argv, stdin, stdout, stderr)
 
 
-def _open(ex: Execution, world: World, name: str, op: str, target: Word) -> int:
+def _open(world: World, name: str, op: str, target: Word) -> int:
     path = redirect_path(world, target.text)
-    existed = path.exists()
     try:
-        fd = os.open(path, _OPEN_FLAGS[op] | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        return os.open(path, _OPEN_FLAGS[op] | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise _RedirectFailed(f"{name}: {target.text}: {exc.strerror}") from None
-    if not existed:
-        ex.own(path)
-    return fd

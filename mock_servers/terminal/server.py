@@ -9,7 +9,7 @@ from pydantic import Field
 from mock_servers.core.errors import Code, ToolFailure
 from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.core.toolkit import Call, Toolbox
-from mock_servers.sandbox import CONFIG_MODE, Limits, SandboxError, open_execution, sandbox_mode
+from mock_servers.sandbox import CONFIG_MODE, DiskLimits, Limits, SandboxError, open_execution, sandbox_mode
 from mock_servers.terminal.parse import REDIRECTS, parse
 from mock_servers.terminal.rules import ALLOWED, BLOCKED_FLAGS, validate
 from mock_servers.terminal.run import PYTHON_FLAGS, execute
@@ -26,9 +26,11 @@ MAX_TIMEOUT_S = 300
 STDERR_HEADER = "--- stderr ---"
 _MODES = {
     "strong": "strong (bubblewrap: no network; only the workspace, a private /tmp and system "
-              "files are visible; an unprivileged user)",
-    "weak": "weak (resource limits and process-group kill only; no namespace isolation because "
-            "bubblewrap is unavailable here or switched off)",
+              "files are visible)",
+    "landlock": "landlock (no network; only the workspace, a private scratch and system files "
+                "can be opened; other paths keep their names but refuse access)",
+    "unconfined": "unconfined (resource limits and process clean-up only, explicitly requested: "
+                  "nothing stops a program from reading other files)",
 }
 
 
@@ -88,6 +90,7 @@ def show_security_rules(call: Call) -> str:
         f"Operators (run by the server, no shell): | && || ; {' '.join(REDIRECTS)}",
         "Rejected syntax: $VAR, ${...}, $(...), backticks, process substitution, &, ( ), here-documents",
         "Globs: * ? [...] expand inside the workspace, sorted; no match leaves the word as it is",
-        f"Limits: command length {MAX_COMMAND} characters; {_limits(call.config).describe()}",
+        f"Limits: command length {MAX_COMMAND} characters; {_limits(call.config).describe()}; "
+        f"{DiskLimits.from_config(call.config).describe()}",
         f"Sandbox: {_MODES[mode]}",
     ])

@@ -170,7 +170,9 @@ class PtcConfig(_Strict):
     """Tools the code may call; None: every env tool but the terminal one (and the memory
     tools when memory is on)."""
     nested_count_toward_limit: bool = True
-    sandbox: Literal["auto", "strong", "weak"] = "auto"
+    sandbox: Literal["auto", "strong", "landlock"] = "auto"
+    """The code's confinement: `auto` as the gym's code servers get it (`LOCA_SANDBOX`), or
+    forced. Unconfined code is only ever run on the explicit request that covers the whole run."""
     sandbox_python: str | None = None
     """The interpreter the code runs with; None: the gym's own (or `LOCA_SANDBOX_PYTHON`)."""
 

@@ -1,12 +1,13 @@
 """Programmatic tool calling (spec §3.4.7): the harness tool `code_execution`.
 
 Each invocation runs the model's code in a fresh child of the code sandbox (`mock_servers.
-sandbox`: no network, resource limits, scrubbed environment, own process group) through the
-runtime `ptc_runtime.py`. A nested call is one JSON line on a dedicated pipe; the harness checks
-it against the allow-list and `max_nested_calls`, runs it through the tool hub exactly like a
-model's call (counted, recorded with `parent_call_id`), and answers `{text, data, is_error}`
-before the code goes on. The timeout covers the nested calls; when it passes, the process group
-is killed, a call in flight is let finish, and the report says `timed_out` with the calls made.
+sandbox`: confinement, resource limits, a disk budget, scrubbed environment, nothing left
+running afterwards) through the runtime `ptc_runtime.py`. A nested call is one JSON line on a
+dedicated pipe; the harness checks it against the allow-list and `max_nested_calls`, runs it
+through the tool hub exactly like a model's call (counted, recorded with `parent_call_id`), and
+answers `{text, data, is_error}` before the code goes on. The timeout covers the nested calls;
+when it passes, the process group is killed, a call in flight is let finish, and the report
+says `timed_out` with the calls made.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,8 @@ SCRATCH = "code_execution"
 MAX_CODE_CHARS = 1_000_000
 MAX_LINE_BYTES = 16 << 20
 """Longest request line the code may send (arguments of one call)."""
+HALT_CHECK_S = 0.02
+"""How often the wait for the code asks the time left (the disk budget may end it early)."""
 _ERROR = re.compile(r"Error \[([A-Z_]+)\]: [^:]*: ", re.S)
 
 
@@ -171,7 +173,9 @@ class _Run:
         serve = asyncio.ensure_future(self._serve(reader, writer))
         ended = asyncio.ensure_future(_both(serve, proc))
         try:
-            done, _ = await asyncio.wait({ended}, timeout=max(0.0, ex.deadline - time.monotonic()))
+            while not ended.done() and ex.left() > 0:
+                await asyncio.wait({ended}, timeout=min(ex.left(), HALT_CHECK_S))
+            done = ended.done()
             await _kill(proc)
             if not serve.done():  # a call in flight finishes; the dead child never reads it
                 await asyncio.wait({serve}, timeout=self.hub.limits.tool_timeout_s + 5)

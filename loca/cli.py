@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from loca.core.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
+from scaffolds.budget import DEFAULTS_TEXT
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -451,7 +452,8 @@ def run(
         help="context strategies joined by +: clear_tool_results, clear_thinking, compaction, "
              "awareness; react for none; add paper for the paper's settings")] = None,
     strategy_config: Annotated[Path | None, typer.Option(
-        help="YAML or JSON file tuning the strategies (`context:`, optionally `strategy:`)")] = None,
+        help="YAML or JSON file tuning the strategies and the context budget (`context:`, "
+             f"optionally `strategy:`); {DEFAULTS_TEXT}")] = None,
     max_in_flight: Annotated[int | None, typer.Option(
         min=1, help="model calls in flight at once, for the whole run")] = None,
     requests_per_minute: Annotated[float | None, typer.Option(

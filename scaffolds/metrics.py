@@ -73,6 +73,9 @@ class EpisodeMetrics(BaseModel):
     tokens_freed: dict[str, int] = {}
     """Tokens taken out of the view per strategy (compaction: net of the summary)."""
     summary_failures: int = 0
+    summaries_discarded: int = 0
+    """Compaction summaries no smaller than what they would replace: the view was kept as it
+    was (never a firing, never negative tokens freed)."""
     truncation_drops: int = 0
     """Messages hard truncation took out of the view."""
     awareness_notes: int = 0
@@ -169,6 +172,8 @@ def _strategy_event(m: EpisodeMetrics, p: Mapping[str, Any], firings: Counter[st
     decision, name = p["decision"], p["name"]
     if decision == "failed":
         m.summary_failures += 1
+    elif decision == "discarded":
+        m.summaries_discarded += 1
     elif decision == "note":
         m.awareness_notes += 1
     elif decision == "warn":

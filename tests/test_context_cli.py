@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from loca.cli import app, main
 from scaffolds.ledger import read_trajectory
+from tests.test_context_config import readme_strategy_file
 
 runner = CliRunner()
 TASK = "canvas_arrange_exam"
@@ -62,6 +63,25 @@ def test_oracle_with_strategies_records_views_and_firings(tmp_path: Path) -> Non
 
     resumed = run("--strategy", "react", "--out", str(out))
     assert resumed.exit_code != 0 and "another configuration" in str(resumed.exception)
+
+
+def test_the_readme_example_carries_the_oracle_through_the_largest_tier(tmp_path: Path) -> None:
+    """The README's `small.yaml` at 256K with every tool exposed: the oracle passes, every request
+    fits B, compaction frees tokens and never grows the request."""
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", "--tasks", TASK, "--lengths", "256k", "--seeds", "0",
+                                 "--strategy-config", str(readme_strategy_file(tmp_path)),
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    metrics = record["metrics"]
+    assert record["success"] and metrics["peak_request_tokens"] <= 64_000 - 8000 - 1280
+    assert metrics["strategy_firings"]["compaction"] >= 1
+    assert all(freed > 0 for freed in metrics["tokens_freed"].values())
+    trajectory = read_trajectory(out / record["trajectory"])
+    compactions = [p for p in trajectory.of_type("strategy") if p["name"] == "compaction"]
+    assert all(p["tokens_after"] < p["tokens_before"] for p in compactions
+               if p["decision"] == "compact")
 
 
 def test_oracle_with_memory_sees_the_protocol_and_the_warning(tmp_path: Path) -> None:

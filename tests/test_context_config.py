@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
+from loca.cli import app
 from loca.runner import RunConfig
+from scaffolds.budget import DEFAULT_BUDGET, DEFAULTS_TEXT, Budget
 from scaffolds.clients import Sampling
 from scaffolds.config import AgentConfig
 from scaffolds.context import ContextConfig, choose, load_file
-from scaffolds.context.budget import Budget
 
 
 def agent(strategies: dict[str, Any] | None = None, max_output_tokens: int = 32768,
@@ -125,6 +127,25 @@ def test_warnings() -> None:
     close = agent({"clear_tool_results": {"trigger": 0.80}, "compaction": {"trigger": 0.82}})
     assert any("within 5 %" in w for w in close.warnings())
     assert agent({"clear_tool_results": {}, "compaction": {}}).warnings() == []
+    (reserve,) = agent(max_context_tokens=64_000).warnings()
+    assert reserve.startswith("the output reserve takes more of the window than the input may: "
+                              "B = 29,952 (window W 64,000 - output reserve R 32,768 - margin M "
+                              "1,280)")
+    assert agent(max_context_tokens=64_000, output_reserve=8000).warnings() == []
+
+
+def test_the_budget_defaults_are_stated_where_a_user_reads_them() -> None:
+    """`loca run --help` and the README state the defaults the configuration applies."""
+    assert ContextConfig().budget(Sampling().max_output_tokens) == DEFAULT_BUDGET
+    result = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "2000"})
+    assert DEFAULTS_TEXT in result.output
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for term, value in (("W, the context window", DEFAULT_BUDGET.window),
+                        ("R, kept for the reply", DEFAULT_BUDGET.reserve),
+                        ("M, a safety margin", DEFAULT_BUDGET.margin),
+                        ("B, the input budget", DEFAULT_BUDGET.input_budget)):
+        (row,) = [line for line in readme.splitlines() if line.startswith(f"| {term} |")]
+        assert f"{value:,}" in row
 
 
 def test_strategy_names() -> None:
@@ -216,14 +237,22 @@ def test_budget_rejects_bool_triggers() -> None:
         Budget(1000, 100, 10).check_trigger("x.trigger", True)
 
 
-def test_the_readme_strategy_file_is_valid(tmp_path: Path) -> None:
+def readme_strategy_file(folder: Path) -> Path:
+    """The README's example strategy file (`small.yaml`), written into `folder`."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     block = readme.split("```yaml\n# loca run --strategy-config", 1)[1].split("```", 1)[0]
-    example = tmp_path / "small.yaml"
+    example = folder / "small.yaml"
     example.write_text(block.split("\n", 1)[1])
-    choice = choose(None, load_file(example))
+    return example
+
+
+def test_the_readme_strategy_file_is_valid(tmp_path: Path) -> None:
+    choice = choose(None, load_file(readme_strategy_file(tmp_path)))
     assert choice.name == "clear_tool_results+compaction"
-    RunConfig(tasks=["t"], lengths=[8000], seeds=[0], agent="oracle", context=choice.context)
+    config = RunConfig(tasks=["t"], lengths=[8000], seeds=[0], agent="oracle",
+                       context=choice.context).agent_config()
+    assert config.warnings() == []
+    assert config.context.budget(config.sampling.max_output_tokens).input_budget == 54_720
 
 
 def _llm_run(agent: str, **extra: Any) -> RunConfig:

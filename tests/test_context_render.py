@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scaffolds.accounting import message_tokens
+from scaffolds.budget import Budget
 from scaffolds.context import clear_tool_results, truncate
-from scaffolds.context.budget import Budget
 from scaffolds.context.config import ClearToolResultsConfig, TruncateConfig
 from scaffolds.context.view import Renderer, render, view_hash
 from scaffolds.messages import (
@@ -43,6 +43,11 @@ class FakeLedger:
         self.messages.append(message)
         self.record("message", {"mid": message.mid})
         return message
+
+
+def within(limit: int) -> Budget:
+    """A budget whose input budget is `limit`."""
+    return Budget(limit, 0, 0)
 
 
 def start() -> FakeLedger:
@@ -108,7 +113,7 @@ def random_decision(draw: st.DrawFn, renderer: Renderer, ledger: FakeLedger,
         limit = draw(st.integers(0, renderer.predicted + 10))
         config = TruncateConfig(min_recent_turns=draw(st.integers(0, 2)))
         try:
-            return truncate.plan(renderer, limit, config)
+            return truncate.plan(renderer, within(limit), config)
         except truncate.Overflow:
             return None
     if kind == "strategy":
@@ -225,10 +230,10 @@ def test_truncation_drops_oldest_groups_then_shortens_the_largest_result() -> No
     add_turn(ledger, 3, 1, size=2000)
     renderer = Renderer().sync(ledger.events, ledger.messages)
     limit = renderer.predicted - 60
-    changes = truncate.plan(renderer, limit, TruncateConfig())
+    changes = truncate.plan(renderer, within(limit), TruncateConfig())
     assert changes == {"hide": [2, 3]}
     limit = 400
-    changes = truncate.plan(renderer, limit, TruncateConfig())
+    changes = truncate.plan(renderer, within(limit), TruncateConfig())
     assert changes is not None and changes["hide"] == [2, 3, 4, 5]
     assert changes["shorten"][0][0] == 7
     decide(renderer, ledger, changes)
@@ -244,14 +249,15 @@ def test_truncation_overflow_cases() -> None:
     renderer = Renderer().sync(ledger.events, ledger.messages)
     for config in (TruncateConfig(enabled=False), TruncateConfig(oversize_result="fail")):
         try:
-            truncate.plan(renderer, 200, config)
+            truncate.plan(renderer, within(200), config)
         except truncate.Overflow:
             continue
         raise AssertionError(f"{config} fitted")
     try:
-        truncate.plan(renderer, 40, TruncateConfig())  # the pinned prompt alone is too large
+        truncate.plan(renderer, within(40), TruncateConfig())  # the pinned prompt alone is too large
     except truncate.Overflow as exc:
-        assert "input budget 40" in str(exc)
+        assert "over the input budget B = 40 " in str(exc)
+        assert "the pinned messages (system prompt, task, summary)" in str(exc)
     else:
         raise AssertionError("the pinned messages fitted 40 tokens")
 
@@ -261,12 +267,12 @@ def test_truncation_shortens_as_many_parallel_results_as_it_takes() -> None:
     add_turn(ledger, 1, 10, size=200)
     renderer = Renderer().sync(ledger.events, ledger.messages)
     limit = renderer.predicted - 1000
-    changes = truncate.plan(renderer, limit, TruncateConfig())
+    changes = truncate.plan(renderer, within(limit), TruncateConfig())
     assert changes is not None and changes["hide"] == [] and len(changes["shorten"]) >= 5
     decide(renderer, ledger, changes)
     assert renderer.predicted <= limit
     check_view(renderer, ledger)
-    again = truncate.plan(renderer, limit - 200, TruncateConfig())
+    again = truncate.plan(renderer, within(limit - 200), TruncateConfig())
     decide(renderer, ledger, again)
     assert renderer.predicted <= limit - 200
     for entry in renderer.entries.values():

@@ -135,6 +135,18 @@ def test_clear_at_least_skips_a_small_firing(tmp_path: Path) -> None:
     assert ep.decisions() == []
 
 
+def test_placeholder_clearing_leaves_results_no_larger_than_the_placeholder(
+        tmp_path: Path) -> None:
+    ep = Episode(tmp_path, {"clear_tool_results": {"trigger": 300, "keep_last": 0}})
+    ep.play(size=1)
+    ep.play(size=200)
+    ep.play(size=200)
+    ep.prepare()
+    (fired,) = ep.decisions("clear_tool_results")
+    assert fired["changes"]["clear"] == [5]  # the 3-token result of turn 1 stays as it is
+    assert fired["tokens_before"] > fired["tokens_after"]
+
+
 def test_clear_thinking_keeps_the_newest_reasoning(tmp_path: Path) -> None:
     ep = Episode(tmp_path, {"clear_thinking": {"trigger": "always", "keep_last_turns": 1}})
     for _ in range(3):
@@ -319,3 +331,31 @@ def test_compaction_counts_the_summary_against_what_it_freed(tmp_path: Path) -> 
     assert fired["tokens_before"] == unsummarised
     assert fired["tokens_after"] == after == 100 + sum(m.tokens for m in ep.ledger.messages[:2]) \
         + summary.tokens
+
+
+def test_a_summary_no_smaller_than_the_history_is_discarded(tmp_path: Path) -> None:
+    """Only turn 1's small result would be replaced: a long summary would grow the request, so
+    the view stays, the outcome is `discarded` (no firing, nothing freed) and the cooldown runs."""
+    long_summary = SUMMARY * 6
+    client = SummaryClient(long_summary, SUMMARY)
+    ep = Episode(tmp_path, {"compaction": {"trigger": 1000, "keep_recent_turns": 1,
+                                           "summary_max_tokens": 1200, "cooldown_turns": 1}},
+                 client, window=8000)
+    ep.play(size=10)
+    ep.play(calls=5)
+    before = ep.prepare()
+    (discarded,) = ep.decisions("compaction")
+    assert discarded["decision"] == "discarded" and discarded["changes"] == {}
+    assert discarded["summary_tokens"] >= discarded["replaced_tokens"] > 0
+    assert discarded["summary"] == long_summary.strip()
+    assert [m.mid for m in before.messages] == list(range(len(ep.ledger.messages)))
+    assert not any(m.origin == "strategy.compaction" for m in ep.ledger.messages)
+    ep.play(size=10)
+    ep.prepare()  # cooling down: no call
+    assert len(client.requests) == 1
+    ep.play(size=10)
+    ep.prepare()
+    assert ep.decisions("compaction")[-1]["decision"] == "compact"
+    metrics = episode_metrics(read_back(ep))
+    assert metrics.summaries_discarded == 1 and metrics.strategy_firings == {"compaction": 1}
+    assert metrics.tokens_freed["compaction"] > 0

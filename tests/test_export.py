@@ -89,7 +89,7 @@ def test_a_cleared_result_is_exported_as_the_model_saw_it(runs: dict[str, Path],
     [record] = _export(tmp_path / "out.jsonl", runs["cleared"])
     ledger = read_trajectory(runs["cleared"] / _records(runs["cleared"])[0]["trajectory"])
     cleared = {mid for s in ledger.of_type("strategy") for mid in s["changes"].get("clear", [])}
-    assert record["strategy"] == "clear_tool_results" and len(cleared) == 2
+    assert record["strategy"] == "clear_tool_results" and len(cleared) == 1  # the other is smaller than the placeholder
     shown = {m["tool_call_id"]: m["content"] for m in record["messages"] if m["role"] == "tool"}
     for message in ledger.messages:
         if message.role == "tool":

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from scaffolds.budget import DEFAULT_OUTPUT_LIMIT
 from scaffolds.messages import Message
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ class Sampling(BaseModel):
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
-    max_output_tokens: int = Field(default=32768, gt=0)
+    max_output_tokens: int = Field(default=DEFAULT_OUTPUT_LIMIT, gt=0)
     """Capped by the model profile's output limit where the model has one."""
     reasoning_effort: str | None = None
     """Sent as `reasoning_effort` (OpenAI-compatible) or `output_config.effort` (Anthropic)."""

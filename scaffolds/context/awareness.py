@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scaffolds.context.budget import Budget
+from scaffolds.budget import Budget
 from scaffolds.context.config import AwarenessConfig, Strategies
 from scaffolds.prompts import get_prompt
 

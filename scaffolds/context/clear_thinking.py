@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scaffolds.context.budget import Budget
+from scaffolds.budget import Budget
 from scaffolds.context.config import ClearThinkingConfig
 from scaffolds.context.view import Renderer
 

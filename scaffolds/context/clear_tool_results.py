@@ -6,7 +6,7 @@ import math
 from collections.abc import Collection
 from typing import Any
 
-from scaffolds.context.budget import Budget
+from scaffolds.budget import Budget
 from scaffolds.context.config import ClearToolResultsConfig, placeholder_text
 from scaffolds.context.view import Renderer, ViewEntry, constant_tokens
 
@@ -38,14 +38,13 @@ def decide(renderer: Renderer, budget: Budget, config: ClearToolResultsConfig,
     else:
         count = math.floor((config.clear_fraction or 0.0) * len(eligible))
     chosen = [entry for group in eligible[:count] for entry in group]
-    if not chosen:
-        return None
     placeholder = placeholder_text(config.placeholder)
-    if config.style == "placeholder":
+    if config.style == "placeholder":  # a result no larger than the placeholder stays as it is
+        chosen = [e for e in chosen if e.tokens > constant_tokens(placeholder)]
         freed = sum(e.tokens - constant_tokens(placeholder) for e in chosen)
     else:
         freed = sum(e.tokens for e in chosen)
-    if freed < config.clear_at_least:
+    if not chosen or freed < config.clear_at_least:
         return None
     return {"clear": [e.mid for e in chosen], "style": config.style, "placeholder": placeholder,
             "arguments": config.clear_arguments}

@@ -3,8 +3,10 @@
 The request is the current view (cut to the summary call's own budget if needed) plus the
 compaction prompt. A valid summary (long enough, not cut off, not an error) is appended to the
 ledger as a user message (`origin=strategy.compaction`) and everything but the task, the summary
-and `keep_recent_turns` turn groups leaves the view. After `attempts` failures the fallback
-applies: hard truncation with a cooldown, or `context_overflow`.
+and `keep_recent_turns` turn groups leaves the view. A summary no smaller than what it would
+replace is discarded (the view stays, the cooldown starts), so a compaction never grows the
+request. After `attempts` failures the fallback applies: hard truncation with a cooldown, or
+`context_overflow`.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from loca.core.tokens import count_tokens
+from scaffolds.accounting import message_tokens
+from scaffolds.budget import Budget
 from scaffolds.clients.base import GenerateRequest, LLMCallError, ModelClient, Sampling
-from scaffolds.context.budget import Budget
 from scaffolds.context.config import CompactionConfig
 from scaffolds.context.summarizer import DigestSummarizer
 from scaffolds.context.truncate import Overflow
@@ -114,14 +117,23 @@ class Compactor:
 
     def _adopt(self, ledger: Ledger, renderer: Renderer, reply: Message, kept: list[int],
                turn: int, attempt: int, record: Callable[..., None]) -> None:
+        """Pin the summary in place of the history, unless it is no smaller than what it would
+        replace: then the view stays as it is (`discarded`) and the cooldown starts."""
         preamble = get_prompt(self.config.preamble).text
         before = renderer.predicted
-        summary = ledger.append_message(
-            user_message([preamble, reply.text.strip()], "strategy.compaction"), turn=turn - 1)
+        summary = user_message([preamble, reply.text.strip()], "strategy.compaction")
+        size = message_tokens(summary)
         keep = set(kept)
         hide = [mid for mid, e in renderer.entries.items() if e.turn != 0 and mid not in keep]
+        replaced = sum(renderer.entries[mid].tokens for mid in hide)
+        if size >= replaced:
+            record("compaction", "discarded", turn, {}, attempt=attempt, summary_tokens=size,
+                   replaced_tokens=replaced, summary=reply.text.strip(),
+                   reason="the summary is not smaller than the messages it would replace")
+            self.cooldown_until = turn + self.config.cooldown_turns + 1
+            return
+        pinned = ledger.append_message(summary, turn=turn - 1, tokens=size)
         reasoning = [p.text for p in reply.parts if isinstance(p, ReasoningPart)]
-        record("compaction", "compact", turn, {"hide": hide, "pin": [summary.mid], "to_end": kept},
-               before=before, summary_mid=summary.mid, attempt=attempt,
+        record("compaction", "compact", turn, {"hide": hide, "pin": [pinned.mid], "to_end": kept},
+               before=before, summary_mid=pinned.mid, attempt=attempt,
                summary_reasoning=reasoning or None)
-

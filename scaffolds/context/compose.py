@@ -84,7 +84,7 @@ class ContextPipeline:
         if s.awareness and _after_tool_batch(ledger.messages):
             self._note(ledger, turn, s.awareness.keep_notes)
         self._maybe(ledger, "truncate", "truncate", turn,
-                    truncate.plan(renderer, self.budget.input_budget, s.truncate))
+                    truncate.plan(renderer, self.budget, s.truncate))
         return Prepared(renderer.messages(), renderer.predicted, renderer.refs(),
                         renderer.view_hash(), tuple(self._fired))
 

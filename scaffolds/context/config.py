@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scaffolds.budget import DEFAULT_WINDOW, Budget, Trigger, default_margin
 from scaffolds.clients.openai_wire import ReasoningEcho
-from scaffolds.context.budget import Budget, Trigger
 from scaffolds.prompts import get_prompt
 
 
@@ -223,19 +223,19 @@ tools and prompt text, not view transforms)."""
 class ContextConfig(_Strict):
     """Budget terms and strategies of one agent (§3.3, §3.6)."""
 
-    max_context_tokens: int = Field(default=128_000, gt=0)
+    max_context_tokens: int = Field(default=DEFAULT_WINDOW, gt=0)
     """W, the context window used for the run."""
     output_reserve: int | None = Field(default=None, gt=0)
-    """R; None means the output limit of the main calls."""
+    """R; None means the output limit of the main calls (`max_output_tokens`)."""
     margin: int | None = Field(default=None, ge=0)
-    """M; None means max(512, 2 % of W)."""
+    """M; None means `budget.default_margin(W)`."""
     order: Literal["thinking_first", "tools_first"] = "thinking_first"
     """Which clearing runs first (the paper preset clears tool results first)."""
     strategies: Strategies = Strategies()
 
     def budget(self, max_output_tokens: int) -> Budget:
         window = self.max_context_tokens
-        margin = max(512, window // 50) if self.margin is None else self.margin
+        margin = default_margin(window) if self.margin is None else self.margin
         return Budget(window, self.output_reserve or max_output_tokens, margin)
 
     def enabled(self) -> tuple[str, ...]:
@@ -308,6 +308,10 @@ def _check_awareness(awareness: AwarenessConfig, budget: Budget,
 
 def _warnings(budget: Budget, triggers: dict[str, Trigger], s: Strategies) -> list[str]:
     out = []
+    if budget.reserve > budget.input_budget:
+        out.append(f"the output reserve takes more of the window than the input may: "
+                   f"{budget.describe()}; set context.output_reserve (or a smaller output limit) "
+                   f"to leave the requests more room")
     if not s.truncate.enabled and s.compaction is None:
         out.append("hard truncation is disabled and compaction is off: any request over the "
                    "input budget ends the episode context_overflow")

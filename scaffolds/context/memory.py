@@ -8,7 +8,7 @@ the view (hard truncation dropped it).
 
 from __future__ import annotations
 
-from scaffolds.context.budget import Budget
+from scaffolds.budget import Budget
 from scaffolds.context.config import MemoryConfig, Strategies
 from scaffolds.context.view import Renderer
 from scaffolds.harness.memory_tools import COMMANDS, tool_name

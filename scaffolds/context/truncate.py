@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from loca.core.tokens import count_tokens
+from scaffolds.budget import Budget
 from scaffolds.context.config import TruncateConfig
 from scaffolds.context.view import Renderer
 from scaffolds.messages import Message
@@ -26,14 +27,15 @@ class Overflow(Exception):
     """The next request cannot fit the input budget."""
 
 
-def plan(renderer: Renderer, limit: int, config: TruncateConfig) -> dict[str, Any] | None:
-    """Changes that bring P to at most `limit`, None when it already fits; raises `Overflow`."""
-    predicted = renderer.predicted
+def plan(renderer: Renderer, budget: Budget, config: TruncateConfig) -> dict[str, Any] | None:
+    """Changes that bring P within the input budget, None when it already fits; raises
+    `Overflow`."""
+    predicted, limit = renderer.predicted, budget.input_budget
     if predicted <= limit:
         return None
     if not config.enabled:
-        raise Overflow(f"the request needs {predicted} tokens, over the input budget {limit}, "
-                       f"and hard truncation is disabled")
+        raise Overflow(f"the request needs {predicted:,} tokens, over the input budget "
+                       f"{budget.describe()}, and hard truncation is disabled")
     groups = renderer.groups()
     droppable = groups[:len(groups) - config.min_recent_turns] if config.min_recent_turns \
         else groups
@@ -61,9 +63,19 @@ def plan(renderer: Renderer, limit: int, config: TruncateConfig) -> dict[str, An
         if shorten:
             changes["shorten"] = shorten
     if predicted > limit:
-        raise Overflow(f"the request needs {predicted} tokens after hard truncation, over the "
-                       f"input budget {limit}")
+        raise Overflow(_overflow(renderer, budget, predicted, config))
     return changes
+
+
+def _overflow(renderer: Renderer, budget: Budget, predicted: int, config: TruncateConfig) -> str:
+    """Why a request does not fit: the budget's terms and what truncation may not remove."""
+    pinned = sum(e.tokens for e in renderer.entries.values() if e.mid in renderer.pinned)
+    rest = predicted - renderer.tools_tokens - pinned
+    return (f"the request needs {predicted:,} tokens after hard truncation, over the input budget "
+            f"{budget.describe()}. Of it, the tool schemas take {renderer.tools_tokens:,}, the "
+            f"pinned messages (system prompt, task, summary) {pinned:,} and the newest turns, "
+            f"which truncation keeps (min_recent_turns={config.min_recent_turns}; results cut "
+            f"to {MIN_KEPT_TOKENS} tokens each at the least), {rest:,}")
 
 
 def _shorten(source: Message, tokens: int, target: int) -> tuple[list[Any], int] | None:

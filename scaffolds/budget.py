@@ -1,8 +1,11 @@
-"""Budget terms and triggers (spec §3.3).
+"""Budget terms and triggers (spec §3.3), and their defaults.
 
 `W` context window, `R` output reserve, `M` safety margin, `B = W - R - M` the input budget that
 every request's predicted size `P` must stay within. A trigger is a token count or a fraction of
 `B` (never of `W`, so no trigger can lie beyond the point where truncation takes over).
+
+This module imports nothing else of the scaffolds, so the command line states the defaults in
+its help without loading them.
 """
 
 from __future__ import annotations
@@ -10,6 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 Trigger = int | float
+
+DEFAULT_WINDOW = 128_000
+"""W when `max_context_tokens` is not set: the paper's window, the same for every model."""
+DEFAULT_OUTPUT_LIMIT = 32_768
+"""The main calls' output limit (`max_output_tokens`) when not set; R defaults to it."""
+MARGIN_FLOOR = 512
+MARGIN_PERCENT = 2
+"""M when `margin` is not set: max(MARGIN_FLOOR, MARGIN_PERCENT % of W)."""
+
+
+def default_margin(window: int) -> int:
+    return max(MARGIN_FLOOR, window * MARGIN_PERCENT // 100)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +36,11 @@ class Budget:
     @property
     def input_budget(self) -> int:
         return self.window - self.reserve - self.margin
+
+    def describe(self) -> str:
+        """`B = W - R - M` with this budget's numbers."""
+        return (f"B = {self.input_budget:,} (window W {self.window:,} - output reserve R "
+                f"{self.reserve:,} - margin M {self.margin:,})")
 
     def tokens(self, trigger: Trigger) -> int:
         """The trigger as a token count."""
@@ -41,3 +61,12 @@ class Budget:
         if isinstance(trigger, int) and not 0 < trigger < self.input_budget:
             raise ValueError(f"{field}={trigger}: a token trigger must lie in (0, B="
                              f"{self.input_budget})")
+
+
+DEFAULT_BUDGET = Budget(DEFAULT_WINDOW, DEFAULT_OUTPUT_LIMIT, default_margin(DEFAULT_WINDOW))
+DEFAULTS_TEXT = (
+    f"input budget B = W - R - M; by default W = {DEFAULT_WINDOW:,} (context.max_context_tokens), "
+    f"R = the output limit, {DEFAULT_OUTPUT_LIMIT:,} (context.output_reserve), "
+    f"M = max({MARGIN_FLOOR}, {MARGIN_PERCENT}% of W) = {DEFAULT_BUDGET.margin:,} "
+    f"(context.margin), so B = {DEFAULT_BUDGET.input_budget:,}")
+"""The defaults of the budget terms in one sentence (`loca run --help`, the README)."""

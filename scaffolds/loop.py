@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
+import logging
 import time
 import traceback
 from collections.abc import Mapping
@@ -24,6 +25,7 @@ from scaffolds.clients.base import (
     GenerateResult,
     LLMCallError,
     ModelClient,
+    Usage,
 )
 from scaffolds.config import AgentConfig
 from scaffolds.context import ContextPipeline, Overflow
@@ -39,6 +41,7 @@ from scaffolds.messages import (
 )
 from scaffolds.metrics import EpisodeMetrics, episode_metrics
 from scaffolds.prompts import get_prompt
+from scaffolds.provider_checks import ProviderTruncated, check_prompt
 from scaffolds.result import AGENT_STATES, EpisodeError, EpisodeResult, TerminalState
 
 TRAJECTORY_FORMAT = "loca.trajectory/1"
@@ -49,6 +52,7 @@ REPEATED_TERMINAL_TEXT = "Not executed: the completion tool was already called i
 ENV_INFO_KEYS = ("task", "task_version", "seed", "params", "target_tokens",
                  "env_description_tokens", "builds", "world_hash", "world_dir", "terminal_tool",
                  "tool_count", "tools_tokens")
+log = logging.getLogger("scaffolds.loop")
 
 
 class AgentLoop:
@@ -262,9 +266,10 @@ class _Episode:
                 self.ledger.record("limit", {"limit": "max_turns", "value": self.limits.max_turns})
                 return _Outcome("max_turns")
             turn += 1
-            result = await self._generate(turn)
-            if isinstance(result, _Outcome):
-                return result
+            generated = await self._generate(turn)
+            if isinstance(generated, _Outcome):
+                return generated
+            result, predicted = generated
             reply = self.ledger.append_message(result.message, turn=turn)
             self.ledger.record("llm_response", {
                 "turn": turn, "purpose": "main", "mid": reply.mid,
@@ -273,10 +278,11 @@ class _Episode:
                 "attempts": len(result.attempts), "request_id": result.request_id,
                 "cost_usd": result.cost_usd, "cost_source": result.cost_source,
             })
-            if reply.tool_calls:
+            outcome = self._check_provider(reply, result.usage, predicted) if turn == 1 else None
+            if outcome is None and reply.tool_calls:
                 text_replies = 0
                 outcome = await self._run_batch(reply, result.finish_reason, turn)
-            else:
+            elif outcome is None:
                 text_replies += 1
                 outcome = await self._text_reply(reply, turn, text_replies)
             self.ledger.commit()
@@ -285,7 +291,8 @@ class _Episode:
 
     # ------------------------------------------------------------ model calls
 
-    async def _generate(self, turn: int) -> GenerateResult | _Outcome:
+    async def _generate(self, turn: int) -> tuple[GenerateResult, int] | _Outcome:
+        """The reply to the next main call and the predicted size of its request."""
         ledger = self.ledger
         try:
             prepared = await self.context.prepare(ledger, turn)
@@ -311,7 +318,24 @@ class _Episode:
                             error=exc)
         self.in_flight = None
         self.ledger.record_retries(turn, result.attempts[:-1])
-        return result
+        return result, prepared.predicted
+
+    def _check_provider(self, reply: Message, usage: Usage, predicted: int) -> _Outcome | None:
+        """The first response's prompt count against the gym's (`provider_checks`). A truncated
+        prompt ends the episode before any call of the reply runs; a context-blind client sent
+        more than the view it was counted for, so it is not checked."""
+        if self.context_blind:
+            return None
+        check = check_prompt(usage, predicted)
+        self.ledger.record("provider_check", check.model_dump())
+        if check.outcome != "truncated":
+            return None
+        error = ProviderTruncated(check, self.config.context.max_context_tokens)
+        log.warning("provider_truncated (%s, seed %s): %s", self.env_info.get("task"),
+                    self.env_info.get("seed"), error)
+        self.batch = _Batch(reply.turn, reply.tool_calls)
+        self._abort_batch("Not executed: the provider truncated the prompt.")
+        return _Outcome("provider_truncated", error=error)
 
     # ------------------------------------------------------------ tool calls
 
@@ -520,6 +544,9 @@ def _episode_error(outcome: _Outcome) -> EpisodeError | None:
     exc = outcome.error
     if exc is None:
         return None
+    if isinstance(exc, ProviderTruncated):
+        return EpisodeError.model_validate({"class": type(exc).__name__, "message": str(exc),
+                                            "details": exc.check.model_dump()})
     if isinstance(exc, LLMCallError):
         return EpisodeError.model_validate({
             "class": type(exc).__name__, "message": exc.message,

@@ -10,12 +10,17 @@ from scaffolds.metrics import EpisodeMetrics
 
 TerminalState = Literal[
     "claimed_done", "final_text", "max_turns", "max_tool_calls", "time_limit",
-    "context_overflow", "llm_error", "env_setup_error", "tool_infra_error", "harness_error",
+    "context_overflow", "llm_error", "provider_truncated", "env_setup_error", "tool_infra_error",
+    "harness_error",
 ]
 AGENT_STATES: frozenset[str] = frozenset({
     "claimed_done", "final_text", "max_turns", "max_tool_calls", "time_limit", "context_overflow",
 })
 """Endings caused by the agent; the others are infrastructure failures a runner may retry."""
+PROVIDER_STATES: frozenset[str] = frozenset({"provider_truncated"})
+"""Infrastructure endings that say the provider is set up wrongly for the run (a checked fact
+about the server, not a passing fault): another attempt or episode on it would end the same way,
+so a runner neither retries them nor goes on scheduling episodes on that provider."""
 
 
 class EpisodeError(BaseModel):

@@ -5,7 +5,9 @@ Loaded as a plugin of the test suite (tests/conftest.py). Tests queue replies
 `make_anthropic` fixture makes them, with recorded instead of real waits), and inspect the JSON
 bodies it received in `fake_anthropic.requests`. Each reply answers one request, as JSON or as
 SSE (named events, as the API sends them) when the request asked for `stream: true`. With the
-queue empty the server answers 400.
+queue empty the server answers 400. A reply's usage is by default *measured*: its input tokens
+are counted over the request's system prompt, messages and tools (cl100k_base over their
+JSON), as a provider counts the prompt it read.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import email.utils
 import json
 import random
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -27,11 +29,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from loca.core.tokens import count_tokens
 from scaffolds.clients import AnthropicClient
 from tests.fake_llm import FIXED_NOW, ServerThread, SleepRecorder
 
-DEFAULT_USAGE = {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
 _SSE = "text/event-stream"
 
 
@@ -42,7 +43,8 @@ class Reply:
     blocks: tuple[dict[str, Any], ...]
     stop_reason: str | None = None
     """Defaults to `tool_use` when a block is a tool use, else `end_turn`."""
-    usage: dict[str, Any] | None = field(default_factory=lambda: dict(DEFAULT_USAGE))
+    usage: dict[str, Any] | Literal["measured"] | None = "measured"
+    """The usage block: as given, measured from the request, or none at all."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,15 @@ def redacted_thinking(data: str) -> dict[str, Any]:
 
 
 def message(*blocks: dict[str, Any], stop_reason: str | None = None,
-            usage: dict[str, Any] | None = None) -> Reply:
-    return Reply(blocks, stop_reason, usage if usage is not None else dict(DEFAULT_USAGE))
+            usage: dict[str, Any] | Literal["measured"] | None = "measured") -> Reply:
+    return Reply(blocks, stop_reason, usage)
+
+
+def measured_usage(body: dict[str, Any]) -> dict[str, Any]:
+    """Usage whose input count is that of the request's system prompt, messages and tools."""
+    sent = [body.get(key, []) for key in ("system", "messages", "tools")]
+    return {"input_tokens": count_tokens("".join(json.dumps(part) for part in sent)),
+            "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
 def http_error(status: int, message: str = "fake failure", *, error_type: str = "api_error",
@@ -162,6 +171,8 @@ class FakeAnthropic:
         stream = bool(body.get("stream"))
         if isinstance(reply, Fault):
             return await _fault_response(reply, stream, headers)
+        if reply.usage == "measured":
+            reply = replace(reply, usage=measured_usage(body))
         whole = _whole(reply, body.get("model", "fake"), self._served)
         if stream:
             return StreamingResponse(_sse(_events(whole)), media_type=_SSE, headers=headers)

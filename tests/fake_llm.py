@@ -4,7 +4,9 @@ Register it in a test module with `pytest_plugins = ["tests.fake_llm"]`. Tests q
 (`fake_llm.push(...)`), point a real SDK client at `fake_llm.base_url` (the `make_client`
 fixture makes them, with recorded instead of real waits), and inspect the JSON bodies it
 received in `fake_llm.requests`. Each reply answers one request, as JSON or as SSE
-when the request asked for `stream: true`. With the queue empty the server answers 400. Bodies
+when the request asked for `stream: true`. A reply's usage is by default *measured*: its prompt
+tokens are counted over the request's messages and tools (cl100k_base over their JSON), as a
+provider counts the prompt it read. With the queue empty the server answers 400. Bodies
 are written with JSON escapes for anything outside ASCII, so replies may carry lone surrogates.
 """
 
@@ -19,7 +21,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -31,9 +33,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from loca.core.tokens import count_tokens
 from scaffolds.clients import OpenAICompatClient
 
-DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
 FIXED_NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the wall clock seen by Retry-After dates
 
 
@@ -45,7 +47,8 @@ class Completion:
     tool_calls: tuple[dict[str, Any], ...] = ()
     finish_reason: str | None = None
     """Defaults to `tool_calls` when there are calls, else `stop`."""
-    usage: dict[str, Any] | None = field(default_factory=lambda: dict(DEFAULT_USAGE))
+    usage: dict[str, Any] | Literal["measured"] | None = "measured"
+    """The usage block: as given, measured from the request, or none at all."""
     reasoning: str | None = None
     reasoning_field: str = "reasoning_content"
     call_index: bool = True
@@ -78,11 +81,17 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None,
 
 
 def completion(text: str | None = None, *calls: dict[str, Any], finish_reason: str | None = None,
-               usage: dict[str, Any] | None = None, reasoning: str | None = None,
-               reasoning_field: str = "reasoning_content", call_index: bool = True) -> Completion:
-    return Completion(text=text, tool_calls=calls, finish_reason=finish_reason,
-                      usage=usage if usage is not None else dict(DEFAULT_USAGE),
+               usage: dict[str, Any] | Literal["measured"] | None = "measured",
+               reasoning: str | None = None, reasoning_field: str = "reasoning_content",
+               call_index: bool = True) -> Completion:
+    return Completion(text=text, tool_calls=calls, finish_reason=finish_reason, usage=usage,
                       reasoning=reasoning, reasoning_field=reasoning_field, call_index=call_index)
+
+
+def measured_usage(body: dict[str, Any]) -> dict[str, Any]:
+    """Usage whose prompt count is that of the request's messages and tools, 10 output tokens."""
+    prompt = count_tokens(json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", [])))
+    return {"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
 
 
 def http_error(status: int, message: str = "fake failure", *, retry_after: float | None = None,
@@ -157,7 +166,9 @@ class FakeLLM:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         model = body.get("model", "fake")
         if isinstance(reply, Fault):
-            return await _fault_response(reply, stream, model, headers)
+            return await _fault_response(reply, stream, model, headers, measured_usage(body))
+        if reply.usage == "measured":
+            reply = replace(reply, usage=measured_usage(body))
         if stream:
             return StreamingResponse(_sse(_chunks(reply, model, include_usage)),
                                      media_type="text/event-stream", headers=headers)
@@ -174,8 +185,8 @@ def _error_response(status: int, message: str, headers: dict[str, str]) -> Respo
                  status, headers)
 
 
-async def _fault_response(fault: Fault, stream: bool, model: str,
-                          headers: dict[str, str]) -> Response:
+async def _fault_response(fault: Fault, stream: bool, model: str, headers: dict[str, str],
+                          usage: dict[str, Any]) -> Response:
     if fault.kind == "http":
         return _error_response(fault.status, fault.message, {**headers, **fault.headers})
     if fault.kind == "error_body":
@@ -207,10 +218,10 @@ async def _fault_response(fault: Fault, stream: bool, model: str,
         return Response('{"id": "chatcmpl-fake", "choices": [', media_type="application/json",
                         headers=headers)
     if stream:
-        return StreamingResponse(_sse([_chunk(model, [], usage=DEFAULT_USAGE)]),
+        return StreamingResponse(_sse([_chunk(model, [], usage=usage)]),
                                  media_type="text/event-stream", headers=headers)
     return _json({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-                  "model": model, "choices": [], "usage": DEFAULT_USAGE}, headers=headers)
+                  "model": model, "choices": [], "usage": usage}, headers=headers)
 
 
 def _finish_reason(reply: Completion) -> str:

@@ -59,8 +59,13 @@ async def test_an_unusable_usage_block_leaves_the_episode_intact(
                   completion(None, tool_call("claim_done"), usage={"prompt_tokens": {"a": 1}}))
     result = await run_loop(make_client(stream=stream), tmp_path)
     assert result.terminal_state == "claimed_done" and result.success
-    assert not result.metrics.usage_reported
-    assert (result.metrics.input_tokens, result.metrics.output_tokens) == (100, 0)
+    assert not result.metrics.usage_reported  # the gym's own counts stand in
+    trajectory = read_trajectory(Path(result.trajectory_path))
+    requests = trajectory.of_type("llm_request")
+    replies = [m for m in trajectory.messages if m.role == "assistant"]
+    assert result.metrics.input_tokens == sum(r["predicted_tokens"] for r in requests)
+    assert result.metrics.output_tokens == sum(m.tokens for m in replies)
+    assert [c["outcome"] for c in trajectory.of_type("provider_check")] == ["usage_missing"]
 
 
 @pytest.mark.asyncio

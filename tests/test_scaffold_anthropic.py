@@ -29,6 +29,7 @@ from scaffolds.profiles import registry
 from tests.fake_anthropic import (
     FakeAnthropic,
     MakeAnthropic,
+    measured_usage,
     message,
     redacted_thinking,
     text,
@@ -111,7 +112,9 @@ async def test_tool_use_round_trip_in_the_loop(fake_anthropic: FakeAnthropic,
         {"type": "tool_result", "tool_use_id": f"toolu_read_{i}", "content": f"{word} is {n} "}
         for i, word, n in ((1, "alpha", 3), (2, "beta", 4), (3, "gamma", 5))]
     m = result.metrics
-    assert m.usage_reported and (m.input_tokens, m.output_tokens) == (400, 40)
+    assert m.usage_reported and m.output_tokens == 40  # the provider's counts, not the gym's
+    assert m.input_tokens == sum(measured_usage(body)["input_tokens"]
+                                 for body in fake_anthropic.requests)
     assert m.cost_usd is None  # no price for this model
     trajectory = read_trajectory(Path(result.trajectory_path))
     assert [r["request_id"] for r in trajectory.of_type("llm_response")] == [

@@ -29,6 +29,7 @@ from tests.fake_llm import (
     empty_choices,
     http_error,
     malformed,
+    measured_usage,
     tool_call,
 )
 from tests.test_scaffold_loop import EXPECTED, FakeEnv, assert_paired
@@ -83,7 +84,8 @@ async def test_replayed_tool_script_claims_done(fake_llm: FakeLLM, make_client: 
     assert [(m["tool_call_id"], m["content"]) for m in wire[5:8]] == [
         ("read_1", "alpha is 3 "), ("read_2", "beta is 4 "), ("read_3", "gamma is 5 ")]
     m = result.metrics
-    assert m.usage_reported and (m.input_tokens, m.output_tokens) == (400, 40)
+    assert m.usage_reported and m.output_tokens == 40  # the provider's counts, not the gym's
+    assert m.input_tokens == sum(measured_usage(body)["prompt_tokens"] for body in fake_llm.requests)
     trajectory = read_trajectory(Path(result.trajectory_path))
     assert [r["request_id"] for r in trajectory.of_type("llm_response")][0].startswith("req_fake_")
     assert_paired(trajectory.messages)

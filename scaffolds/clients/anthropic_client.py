@@ -41,6 +41,7 @@ from scaffolds.clients.base import (
     LLMCallError,
     Usage,
     priced,
+    with_usage,
 )
 from scaffolds.clients.ratelimit import Limiter
 from scaffolds.clients.retry import (
@@ -83,7 +84,7 @@ class AnthropicClient:
         params = self._request_params(request)
         result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s),
                                           request.predicted_input_tokens + params["max_tokens"])
-        return priced(result, self.price)
+        return priced(with_usage(result, request), self.price)
 
     async def aclose(self) -> None:
         await self._sdk.close()

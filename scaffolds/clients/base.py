@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from scaffolds.accounting import message_tokens
 from scaffolds.budget import DEFAULT_OUTPUT_LIMIT
 from scaffolds.messages import Message
 
@@ -103,6 +104,19 @@ class GenerateResult:
     request_id: str | None = None
     cost_usd: float | None = None
     cost_source: Literal["provider", "table"] | None = None
+
+
+def estimated_usage(request: GenerateRequest, message: Message) -> Usage:
+    """The gym's own counts, for a call whose usage the provider did not report: the request's
+    predicted size and the reply's tokens (`reported` stays False)."""
+    return Usage(input_tokens=request.predicted_input_tokens, output_tokens=message_tokens(message))
+
+
+def with_usage(result: GenerateResult, request: GenerateRequest) -> GenerateResult:
+    """`result` with the gym's own counts in place of usage the provider did not report."""
+    if result.usage.reported:
+        return result
+    return replace(result, usage=estimated_usage(request, result.message))
 
 
 def priced(result: GenerateResult, price: Price | None) -> GenerateResult:

@@ -3,7 +3,8 @@
 Covers OpenAI, vLLM, SGLang, DeepSeek and OpenRouter through `base_url`. The SDK's own retries
 are off (`max_retries=0`): the shared `Retrier` does all retrying so every attempt is counted.
 A reply is only accepted whole: an error inside a 200 response, a stream that ends without a
-finish reason and data of an unexpected shape are failed attempts, retried per policy.
+finish reason and data of an unexpected shape are failed attempts, retried per policy. A 400
+about tool choice says how to start the server so that it serves tool calls.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from scaffolds.clients.base import (
     GenerateResult,
     Usage,
     priced,
+    with_usage,
 )
 from scaffolds.clients.openai_wire import (
     ReasoningEcho,
@@ -49,6 +51,13 @@ from scaffolds.messages import Message
 
 if TYPE_CHECKING:
     from scaffolds.profiles import Price
+
+TOOL_CHOICE_ERROR = re.compile(r"tool[ _-]?choice", re.IGNORECASE)
+TOOL_CHOICE_HINT = (
+    "the server does not serve tool calls: vLLM does only when started with "
+    "`--enable-auto-tool-choice --tool-call-parser <parser>` (the parser of the model's family, "
+    "for example hermes for Qwen, llama3_json for Llama 3, mistral for Mistral), SGLang with "
+    "`--tool-call-parser <parser>`")
 
 
 class OpenAICompatClient:
@@ -82,7 +91,7 @@ class OpenAICompatClient:
         params = self._request_params(request)
         result = await self._retrier.call(lambda: self._attempt(params, request.timeout_s),
                                           request.predicted_input_tokens + params[self.max_tokens_field])
-        return priced(result, self.price)
+        return priced(with_usage(result, request), self.price)
 
     async def aclose(self) -> None:
         await self._sdk.close()
@@ -204,10 +213,14 @@ _Reply = tuple[Message, FinishReason, Usage, float | None, str | None, float | N
 
 
 def _provider_message(exc: openai.APIStatusError) -> str:
-    """The provider's own error text when the body has one, else the SDK's summary."""
+    """The provider's own error text when the body has one, else the SDK's summary; a 400 about
+    tool choice with the server flags that fix it."""
     body = exc.body
+    text = f"HTTP {exc.status_code}: {exc.message}"
     if isinstance(body, Mapping):
         inner = body.get("error", body)
         if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return f"HTTP {exc.status_code}: {inner['message']}"
-    return f"HTTP {exc.status_code}: {exc.message}"
+            text = f"HTTP {exc.status_code}: {inner['message']}"
+    if exc.status_code == 400 and TOOL_CHOICE_ERROR.search(text):
+        text += f" ({TOOL_CHOICE_HINT})"
+    return text

@@ -24,8 +24,13 @@ from collections.abc import (
 from typing import Any
 
 from loca.core.script import ScriptFn, ToolReply, ToolRequest
-from scaffolds.accounting import message_tokens
-from scaffolds.clients.base import Attempt, GenerateRequest, GenerateResult, LLMCallError, Usage
+from scaffolds.clients.base import (
+    Attempt,
+    GenerateRequest,
+    GenerateResult,
+    LLMCallError,
+    estimated_usage,
+)
 from scaffolds.messages import Message, TextPart, ToolCallPart, assistant_message
 
 Policy = Callable[[Sequence[Message], Sequence[Mapping[str, Any]]], Awaitable[Message]]
@@ -121,8 +126,6 @@ class ScriptedClient:
                 raise LLMCallError("fatal", "scripted sequence exhausted",
                                    attempts=(Attempt(1, "fatal", None, "sequence exhausted"),))
             message = scripted
-        usage = Usage(input_tokens=request.predicted_input_tokens,
-                      output_tokens=message_tokens(message), reported=False)
         return GenerateResult(message=message,
                               finish_reason="tool_calls" if message.tool_calls else "stop",
-                              usage=usage, attempts=(Attempt(1, "ok"),))
+                              usage=estimated_usage(request, message), attempts=(Attempt(1, "ok"),))

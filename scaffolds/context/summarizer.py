@@ -6,8 +6,7 @@ one line per tool call of the summarised messages and the start of each result.
 
 from __future__ import annotations
 
-from loca.core.tokens import count_tokens
-from scaffolds.clients.base import Attempt, GenerateRequest, GenerateResult, Usage
+from scaffolds.clients.base import Attempt, GenerateRequest, GenerateResult, estimated_usage
 from scaffolds.messages import Message, assistant_message
 
 RESULT_CHARS = 160
@@ -19,10 +18,9 @@ class DigestSummarizer:
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         history = [m for m in request.messages[:-1] if m.origin not in ("task", "harness.prompt")]
         text = digest(history, request.sampling.max_output_tokens * CHARS_PER_TOKEN)
-        return GenerateResult(message=assistant_message(text), finish_reason="stop",
-                              usage=Usage(input_tokens=request.predicted_input_tokens,
-                                          output_tokens=count_tokens(text)),
-                              attempts=(Attempt(1, "ok"),))
+        message = assistant_message(text)
+        return GenerateResult(message=message, finish_reason="stop",
+                              usage=estimated_usage(request, message), attempts=(Attempt(1, "ok"),))
 
 
 def digest(history: list[Message], max_chars: int) -> str:

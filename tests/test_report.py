@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +30,20 @@ def _metrics(tokens: int, fired: bool = False) -> dict[str, Any]:
                                {"turn": 2, "predicted": tokens - 100, "fired": ["truncate"] if fired else []}]}
 
 
+Checks = Callable[[str, int, bool], list[tuple[str, bool]]]
+
+
+def default_checks(task: str, length: int, success: bool) -> list[tuple[str, bool]]:
+    return [("values", success), ("no_side_effects", True)]
+
+
 def write_run(root: Path, outcomes: dict[tuple[str, int, int], bool | None], *, strategy: str = "react",
-              agent: str = "oracle", task_version: int = 0, prompt: str = "aa", max_turns: int = 300) -> Path:
+              agent: str = "oracle", task_version: int = 0, prompt: str = "aa", max_turns: int = 300,
+              sampling: dict[str, Any] | None = None, checks: Checks = default_checks) -> Path:
     """A run directory as the runner writes it; an outcome of None is a planned episode that has
-    not finished."""
+    not finished. `checks` gives each finished episode's verdict as (name, passed) pairs."""
     config = {"tasks": sorted({t for t, _, _ in outcomes}), "agent": agent, "strategy": strategy,
-              "max_turns": max_turns, "lengths": [], "seeds": []}
+              "max_turns": max_turns, "lengths": [], "seeds": [], **({"sampling": sampling} if sampling else {})}
     root.mkdir(parents=True)
     (root / "run.json").write_text(json.dumps({"config": config, "config_hash": "x"}))
     manifest, records = [], []
@@ -51,6 +61,7 @@ def write_run(root: Path, outcomes: dict[tuple[str, int, int], bool | None], *, 
         records.append({**manifest[-1], "strategy": strategy, "success": success,
                         "terminal_state": "claimed_done" if success else "max_turns",
                         "metrics": _metrics(4 * length, fired=length > 8000),
+                        "checks": [{"name": n, "passed": p} for n, p in checks(task, length, success)],
                         "trajectory": str(trajectory.relative_to(root))})
     (root / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
     (root / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -332,3 +343,134 @@ def test_a_real_run_reports(tmp_path: Path) -> None:
     acc = (tmp_path / "o" / "tables" / "accuracy.csv").read_text().splitlines()
     assert acc[1].startswith("oracle,clear_tool_results,100,")
     assert "set_conf_cr_ddl 0" in written.markdown.read_text()
+
+
+# --- what a person reads at a glance ------------------------------------------------------------
+
+TIERS = [8000, 16000, 32000, 64000, 96000, 128000, 256000]
+
+
+def _rubric(task: str, length: int, success: bool) -> list[tuple[str, bool]]:
+    """Task a loses `order` from 16K on; task b loses `rows` at 16K; both keep `no_side_effects`."""
+    if task == "a":
+        return [("values", True), ("order", length < 16000), ("no_side_effects", True)]
+    return [("rows", length != 16000), ("no_side_effects", True)]
+
+
+def _csv_rows(path: Path) -> dict[tuple[str, ...], list[str]]:
+    lines = [line.split(",") for line in path.read_text().splitlines()]
+    width = lines[0].index("8K")
+    return {tuple(line[:width]): line[width:] for line in lines[1:]}
+
+
+def test_each_check_s_pass_rate_by_length_per_task_and_overall(tmp_path: Path) -> None:
+    outcomes = {(t, n, s): (t == "a" and n < 16000) or (t == "b" and n != 16000)
+                for t in ("a", "b") for n in (8000, 16000) for s in (0, 1)}
+    outcomes["b", 8000, 1] = None  # not finished: no verdict, counted apart
+    written = write_report(load([write_run(tmp_path / "r", outcomes, checks=_rubric)]), tmp_path / "o",
+                           plots=False)
+    assert [t.name for t in written.tables][:2] == ["accuracy", "checks"]
+    rows = _csv_rows(tmp_path / "o" / "tables" / "checks.csv")
+    assert rows["oracle", "react", "a", "order"] == ["100", "0", "50", "4"]
+    assert rows["oracle", "react", "a", "values"] == ["100", "100", "100", "4"]
+    assert rows["oracle", "react", "a", "task score"] == ["100", "0", "50", "4"]
+    assert rows["oracle", "react", "b", "rows"] == ["100", "0", "33.333333", "3"]
+    assert rows["oracle", "react", "b", "task score"] == ["50", "0", "25", "4"]  # over planned episodes
+    all_checks = rows["oracle", "react", "a", "all checks"]
+    assert all_checks[1] == "66.666667"  # values and no_side_effects of three
+    # overall: the shared check pooled over both tasks; a check of one task stays in its task
+    assert rows["oracle", "react", "all tasks", "no_side_effects"] == ["100", "100", "100", "7"]
+    assert ("oracle", "react", "all tasks", "order") not in rows
+    assert rows["oracle", "react", "all tasks", "task score"] == ["75", "0", "37.5", "8"]
+
+
+def _figure_lines(ax: Any) -> dict[str, Any]:
+    return {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+
+
+def test_checks_figure_shows_each_task_s_checks_beside_the_strict_score(tmp_path: Path) -> None:
+    from loca.report.checks import check_rates
+    from loca.report.plots import checks_figure
+
+    data = load([write_run(tmp_path / "r", _grid(["a", "b"], TIERS, [0]), checks=_rubric)])
+    fig = checks_figure(data, check_rates(data), data.rows[0])
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["a", "b", "all tasks"]
+    a = _figure_lines(panels[0])
+    assert list(a) == ["task score", "all checks", "values", "order", "no_side_effects"]
+    assert list(a["order"].get_ydata()) == [100] + [0] * 6
+    # values and no_side_effects coincide (100% everywhere): side by side, each its own marker
+    assert list(a["values"].get_ydata()) == list(a["no_side_effects"].get_ydata())
+    assert all(x < y for x, y in zip(a["values"].get_xdata(), a["no_side_effects"].get_xdata()))
+    assert a["values"].get_marker() != a["no_side_effects"].get_marker()
+    assert list(_figure_lines(panels[2])) == ["task score", "all checks", "no_side_effects"]
+    assert "Check pass rates by length: oracle · react" in fig.get_suptitle()
+
+
+def test_coinciding_rows_stay_visible_and_figures_name_what_they_cover(tmp_path: Path) -> None:
+    from loca.report.cells import cells
+    from loca.report.plots import accuracy_figure, metric_figure
+
+    outcomes = _grid(["a", "b"], TIERS, [0, 1, 2, 4])
+    data = load([write_run(tmp_path / "react", outcomes),
+                 write_run(tmp_path / "clear", outcomes, strategy="clear_tool_results")])
+    made = cells(data.of, data.rows, data.lengths)
+    for fig in (accuracy_figure(data, made), metric_figure(data, made, "tool_calls", "mean tool calls")):
+        react, clear = _figure_lines(fig.axes[0]).values()
+        assert list(react.get_ydata()) == list(clear.get_ydata())  # the same figures...
+        assert all(x != y for x, y in zip(react.get_xdata(), clear.get_xdata()))  # ...side by side
+        assert (react.get_marker(), react.get_linestyle()) != (clear.get_marker(), clear.get_linestyle())
+        title = fig.get_suptitle()
+        assert "a, b · 8K-256K (7 lengths) · seeds 0-2, 4 · N = 56 planned episodes per row" in title
+
+
+def _overlaps(fig: Any) -> list[tuple[str, str]]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    out = []
+    for ax in fig.axes:
+        shown = [(t.get_text(), t.get_window_extent(canvas.get_renderer()))
+                 for t in ax.get_xticklabels() if t.get_text() and t.get_visible()]
+        out += [(a, b) for (a, box_a), (b, box_b) in pairwise(shown) if box_a.x1 > box_b.x0]
+    return out
+
+
+def test_length_tick_labels_never_collide(tmp_path: Path) -> None:
+    from loca.report.cells import cells
+    from loca.report.checks import check_rates
+    from loca.report.plots import accuracy_figure, checks_figure
+
+    lengths = [8000, 16000, 24000, 32000, 48000, 64000, 96000, 128000, 192000, 256000]
+    data = load([write_run(tmp_path / "r", _grid(["a", "b", "c", "d", "e"], lengths, [0]), checks=_rubric)])
+    panels = checks_figure(data, check_rates(data), data.rows[0])  # six small panels
+    wide = accuracy_figure(data, cells(data.of, data.rows, data.lengths))
+    assert _overlaps(panels) == [] and _overlaps(wide) == []
+    shown = [t.get_text() for t in panels.axes[0].get_xticklabels()]
+    assert shown[0] == "8K" and shown[-1] == "256K" and "" in shown  # some left out in a small panel
+    assert "" not in [t.get_text() for t in wide.axes[0].get_xticklabels()]  # all fit a wide one
+
+
+def test_rows_are_grouped_by_the_model_s_reasoning_setting(tmp_path: Path) -> None:
+    outcomes = _grid(["a", "b"], [8000], [0])
+    high = write_run(tmp_path / "high", outcomes, sampling={"reasoning_effort": "high"})
+    off = write_run(tmp_path / "off", _grid(["a", "b"], [8000], [0], success=False))
+    thinking = write_run(tmp_path / "thinking", outcomes, sampling={"reasoning_budget_tokens": 8192})
+    data = load([high, off, thinking])
+    assert [r.label for r in data.rows] == ["oracle · effort high · react", "oracle · default · react",
+                                            "oracle · thinking 8192 · react"]
+    written = write_report(data, tmp_path / "o", plots=False)
+    accuracy = next(t for t in written.tables if t.name == "accuracy")
+    assert accuracy.labels == ["model", "settings", "strategy"]
+    assert [(labels, values[0].value) for labels, values in accuracy.rows] == [
+        (["oracle", "effort high", "react"], 100.0), (["oracle", "default", "react"], 0.0),
+        (["oracle", "thinking 8192", "react"], 100.0)]
+    assert load([off]).label_columns == ["model", "strategy"]  # no run sets one: no column
+
+
+def test_the_report_opens_with_what_it_covers(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "r", _grid(["a", "b"], [8000, 16000], [0, 1]))
+    markdown = write_report(load([run]), tmp_path / "o", plots=False).markdown.read_text()
+    assert markdown.startswith("# Report\n\na, b · 8K-16K (2 lengths) · seeds 0-1 · "
+                               "N = 8 planned episodes per row.\n")

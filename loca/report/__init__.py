@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loca.core.world import write_text_atomic
+from loca.report.caption import caption
 from loca.report.cells import cells as make_cells
+from loca.report.checks import check_rates, checks_table
 from loca.report.load import Dataset, ReportError, load
 from loca.report.table import Table
 from loca.report.tables import all_tables
@@ -63,7 +65,9 @@ def write_report(data: Dataset, out: Path, ks: Sequence[int] = (),
         raise ReportError("--trials-k: k must be at least 1")
     ks = _ks(data, ks)
     cells = make_cells(data.of, data.rows, data.lengths, ks)
+    rates = check_rates(data)
     tables = all_tables(data, cells, ks, compare)
+    tables.insert(1, checks_table(data, rates))  # the rubric-level view beside the strict score
     (out / "tables").mkdir(parents=True, exist_ok=True)
     files = []
     for table in tables:
@@ -74,9 +78,10 @@ def write_report(data: Dataset, out: Path, ks: Sequence[int] = (),
     if plots:
         from loca.report.plots import all_plots  # matplotlib is imported only to draw
 
-        drawn = all_plots(data, cells, out / "plots")
+        drawn = all_plots(data, cells, rates, out / "plots")
     images = "".join(f"![{p.stem}](plots/{p.name})\n" for p in drawn if p.suffix == ".png")
-    markdown = ("# Report\n\n" + _runs_section(data) + "\n## Tables\n\n" +
+    markdown = ("# Report\n\n" + caption(data, max_tasks=len(data.episodes)) + ".\n\n" + _runs_section(data)
+                + "\n## Tables\n\n" +
                 "\n".join(t.markdown() for t in tables) + (f"\n## Plots\n\n{images}" if images else ""))
     write_text_atomic(out / "report.md", markdown)
     return Written(out / "report.md", tables, [*files, out / "tables.tex", *drawn, out / "report.md"])

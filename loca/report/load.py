@@ -3,9 +3,11 @@ the episodes ran under; several runs merged into one set of planned episodes.
 
 Runs merge only when they agree on the task versions (a task's version bumps when its
 generator, tools or checker change results), the prompt texts (id -> sha256) and the
-trajectory format, all read from the episodes' trajectory headers. Rows are model x strategy;
-two runs of one model and strategy name with other result-affecting settings (window,
-triggers, limits, sampling...) become two rows, told apart by a digest of those settings. An
+trajectory format, all read from the episodes' trajectory headers. Rows are model x reasoning
+setting x strategy (the reasoning setting, as LongBench Pro compares thinking and non-thinking
+runs of a model); two runs of one model, setting and strategy name with other result-affecting
+settings (window, triggers, limits, sampling...) become two rows, told apart by a digest of
+those settings. An
 instance (task, length, seed) planned more than once in a row (`trial` in the manifest, or the
 same instance in several runs) has one trial per planned episode."""
 
@@ -32,10 +34,13 @@ class ReportError(ValueError):
 class Row:
     model: str
     strategy: str
+    settings: str = ""
+    """The model's reasoning setting (`effort high`, `thinking 8192`, `default`); empty when no
+    run of the report sets one."""
 
     @property
     def label(self) -> str:
-        return f"{self.model} · {self.strategy}"
+        return " · ".join(x for x in (self.model, self.settings, self.strategy) if x)
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,18 @@ class Dataset:
     @property
     def lengths(self) -> list[int]:
         return sorted({e.length for e in self.episodes})
+
+    @property
+    def label_columns(self) -> list[str]:
+        """The label columns of a row: model, the reasoning setting where any run sets one,
+        strategy."""
+        return ["model", "settings", "strategy"] if any(r.settings for r in self.rows) \
+            else ["model", "strategy"]
+
+    def labels(self, row: Row) -> list[str]:
+        """A row's values of `label_columns`."""
+        return [row.model, row.settings, row.strategy] if len(self.label_columns) == 3 \
+            else [row.model, row.strategy]
 
     def trials(self) -> int:
         """The most planned episodes of one instance in one row."""
@@ -225,16 +242,32 @@ def _named(run: Run, planned: dict[str, Any]) -> tuple[str, str]:
             planned.get("strategy") or str(run.config.get("strategy", "react")))
 
 
+def reasoning_setting(config: dict[str, Any]) -> str:
+    """A run's reasoning setting as its sampling configuration gives it: `effort <level>`,
+    `thinking <budget>` (extended thinking), or `default` (the provider's)."""
+    sampling = config.get("sampling")
+    sampling = sampling if isinstance(sampling, dict) else {}
+    if sampling.get("reasoning_effort") is not None:
+        return f"effort {sampling['reasoning_effort']}"
+    if sampling.get("reasoning_budget_tokens") is not None:
+        return f"thinking {sampling['reasoning_budget_tokens']}"
+    return "default"
+
+
 def _rows(runs: list[Run]) -> dict[tuple[int, str, str], Row]:
-    """The row of each (run, model, strategy); a model and strategy name run with other
-    settings in another run gets the settings' digest."""
+    """The row of each (run, model, strategy). The reasoning setting is part of the row when any
+    run sets one; a model, setting and strategy name run with other settings in another run
+    gets the settings' digest."""
+    settings = [reasoning_setting(run.config) for run in runs]
+    if set(settings) == {"default"}:
+        settings = [""] * len(runs)
     digests = [_settings_digest(run.config) for run in runs]
-    variants: dict[tuple[str, str], set[str]] = defaultdict(set)
+    variants: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for i, run in enumerate(runs):
         for planned in run.planned:
-            variants[_named(run, planned)].add(digests[i])
-    return {(i, model, strategy): Row(model, strategy if len(variants[model, strategy]) == 1
-                                      else f"{strategy} [{digests[i]}]")
+            variants[(*_named(run, planned), settings[i])].add(digests[i])
+    return {(i, model, strategy): Row(model, strategy if len(variants[model, strategy, settings[i]]) == 1
+                                      else f"{strategy} [{digests[i]}]", settings[i])
             for i, run in enumerate(runs) for model, strategy in {_named(run, p) for p in run.planned}}
 
 

@@ -24,9 +24,9 @@ def heading(length: int | None, pooled: str = "mean") -> str:
 
 def _wide(name: str, title: str, data: Dataset, cells: Cells, value: Callable[[Cell], Value]) -> Table:
     lengths: list[int | None] = [*data.lengths, None]
-    table = Table(name, title, ["model", "strategy"], [heading(n) for n in lengths])
+    table = Table(name, title, data.label_columns, [heading(n) for n in lengths])
     for row in data.rows:
-        table.add([row.model, row.strategy],
+        table.add(data.labels(row),
                   [value(c) if (c := cells.get((row, n))) else Value(None) for n in lengths])
     return table
 
@@ -59,26 +59,26 @@ def tool_calls_table(data: Dataset, cells: Cells) -> Table:
     if not nested:
         return _wide("tool_calls", "Mean tool calls", data, cells, _scaled("tool_calls"))
     lengths: list[int | None] = [*data.lengths, None]
-    table = Table("tool_calls", "Mean tool calls (top-level, nested)", ["model", "strategy"],
+    table = Table("tool_calls", "Mean tool calls (top-level, nested)", data.label_columns,
                   [f"{heading(n)}{part}" for n in lengths for part in ("", " nested")])
     for row in data.rows:
         values = []
         for n in lengths:
             cell = cells.get((row, n))
             values += [_scaled(m)(cell) if cell else Value(None) for m in ("tool_calls", "tool_calls_nested")]
-        table.add([row.model, row.strategy], values)
+        table.add(data.labels(row), values)
     return table
 
 
 def terminal_states_table(data: Dataset, cells: Cells) -> Table:
     states = sorted({s for c in cells.values() for s in c.states} - {MISSING})
     states += [MISSING] if any(c.states[MISSING] for c in cells.values()) else []
-    table = Table("terminal_states", "Terminal states (episodes)", ["model", "strategy", "length"],
+    table = Table("terminal_states", "Terminal states (episodes)", [*data.label_columns, "length"],
                   [*states, "planned"])
     for row in data.rows:
         for n in [*data.lengths, None]:
             if cell := cells.get((row, n)):
-                table.add([row.model, row.strategy, heading(n, "all")],
+                table.add([*data.labels(row), heading(n, "all")],
                           [*(Value(cell.states[s], digits=0) for s in states), Value(cell.planned, digits=0)])
     return table
 
@@ -90,11 +90,11 @@ def cost_table(data: Dataset, cells: Cells) -> Table:
                "cost USD / episode": _scaled("cost_usd", digits=4),
                "model s": _scaled("llm_s", digits=2), "tool s": _scaled("tool_s", digits=2)}
     table = Table("cost_latency", "Cost and latency (means per episode with metrics; cost also in total)",
-                  ["model", "strategy", "length"], list(columns))
+                  [*data.label_columns, "length"], list(columns))
     for row in data.rows:
         for n in [*data.lengths, None]:
             if cell := cells.get((row, n)):
-                table.add([row.model, row.strategy, heading(n, "all")], [f(cell) for f in columns.values()])
+                table.add([*data.labels(row), heading(n, "all")], [f(cell) for f in columns.values()])
     table.notes.append("Cost is shown only where every call of every episode has a price; model and "
                        "tool seconds are the episode's summed call latencies.")
     return table
@@ -106,7 +106,7 @@ def firings_table(data: Dataset, cells: Cells) -> Table | None:
         return None
     lengths: list[int | None] = [*data.lengths, None]
     table = Table("strategy_firings", "Strategy firings and tokens freed (K) per episode",
-                  ["model", "strategy", "fired", "measure"], [heading(n) for n in lengths])
+                  [*data.label_columns, "fired", "measure"], [heading(n) for n in lengths])
     for row in data.rows:
         for name in fired:
             if not any(name in c.firings for (r, _), c in cells.items() if r == row):
@@ -117,7 +117,7 @@ def firings_table(data: Dataset, cells: Cells) -> Table | None:
                     cell = cells.get((row, n))
                     values.append(Value(getattr(cell, of).get(name, 0.0) / scale if cell and cell.measured
                                         else None))
-                table.add([row.model, row.strategy, name, measure], values)
+                table.add([*data.labels(row), name, measure], values)
     return table
 
 
@@ -140,10 +140,11 @@ def pass_k_tables(data: Dataset, cells: Cells, ks: Sequence[int]) -> list[Table]
 def compare_table(data: Dataset, a: str, b: str) -> Table:
     """Paired bootstrap of accuracy(a) - accuracy(b) over the instances both strategies planned,
     per model that ran both; an instance scores its share of successful trials."""
+    models = [c for c in data.label_columns if c != "strategy"]
     table = Table(f"compare_{a}_vs_{b}", f"{a} vs {b}: accuracy difference (percentage points)",
-                  ["model", "length"], ["instances", f"{a} %", f"{b} %", "Δ pp [95% CI]"])
-    for model in dict.fromkeys(r.model for r in data.rows):
-        rows = {r.strategy: r for r in data.rows if r.model == model}
+                  [*models, "length"], ["instances", f"{a} %", f"{b} %", "Δ pp [95% CI]"])
+    for model, settings in dict.fromkeys((r.model, r.settings) for r in data.rows):
+        rows = {r.strategy: r for r in data.rows if (r.model, r.settings) == (model, settings)}
         if a not in rows or b not in rows:
             continue
         for n in [*data.lengths, None]:
@@ -151,11 +152,12 @@ def compare_table(data: Dataset, a: str, b: str) -> Table:
             shared = sorted(set(scores[0]) & set(scores[1]))
             if not shared:
                 continue
+            key = "|".join(x for x in (model, settings, a, b, str(n)) if x)
             diff = paired_bootstrap(np.array([scores[0][i] for i in shared]),
-                                    np.array([scores[1][i] for i in shared]), f"{model}|{a}|{b}|{n}")
-            table.add([model, heading(n)], [Value(diff.instances, digits=0), Value(100 * diff.a),
-                                            Value(100 * diff.b), Value(100 * diff.value, 100 * diff.lo,
-                                                                       100 * diff.hi)])
+                                    np.array([scores[1][i] for i in shared]), key)
+            table.add([*data.labels(rows[a])[:-1], heading(n)],
+                      [Value(diff.instances, digits=0), Value(100 * diff.a), Value(100 * diff.b),
+                       Value(100 * diff.value, 100 * diff.lo, 100 * diff.hi)])
     table.notes.append(f"Instances (task, length, seed) resampled with replacement, {RESAMPLES} times, "
                        f"each keeping both scores.")
     return table

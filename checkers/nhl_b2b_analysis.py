@@ -35,8 +35,8 @@ def _new_books(ctx: Context) -> list[tuple[str, list[list[Any]], int]]:
                     if book.pk <= known:
                         continue
                     tabs = domain.sheets(session, book.pk)
-                    first = tabs[0]
-                    values = domain.values(session, first, domain.read_box(first, domain.ref_of(first, None)))
+                    values = [] if not tabs else domain.values(session, tabs[0], domain.read_box(
+                        tabs[0], domain.ref_of(tabs[0], None)))
                     found.append((book.title, values, len(tabs)))
                 return sorted(found, key=lambda b: b[0])
         finally:

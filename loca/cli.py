@@ -341,7 +341,7 @@ def validate(
         f"in {time.perf_counter() - started:.0f} s; largest length deviation {100 * _deviation(everything):.1f}%")
     bad = [(name, o) for name, outcomes in found.items() for o in outcomes if not o.ok]
     for name, o in bad:
-        why = f" ({o.over_limits})" if o.over_limits else ""
+        why = f" ({o.over_limits})" if o.over_limits else " (a check crashed)" if o.errored else ""
         complain(f"violation: {name}: {o.agent} at {label(o.length)} seed {o.seed} failed {list(o.failed)}{why}")
     if bad:
         raise typer.Exit(1)

@@ -52,8 +52,11 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """As expected: no check crashed, and the agent passed or failed as it must."""
+        if self.errored:
+            return False
         if self.not_applicable is not None:
-            return not self.errored
+            return True
         if self.expected is None:
             return not self.failed
         if self.expected == ANY:

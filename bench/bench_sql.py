@@ -36,6 +36,7 @@ from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.snowflake import seed, toolbox
 from mock_servers.snowflake.catalog import SnowflakeCatalog
 from mock_servers.sqlfront import parse, query, udf
+from mock_servers.sqlfront.dialect import Dialect
 
 ROOT = Path(__file__).resolve().parent
 SECTION = "## SQL front end: snowflake read_query against SQLite"
@@ -125,7 +126,7 @@ def bq_transpiled(runtime: ServerRuntime, sql: str) -> str:
         tree = bq_functions.lower(bq_types.exact_numerics(statement.tree))
         cat = BigQueryCatalog(session, "local-project", lambda: runtime.world.clock.at(0))
         query.name_outputs(tree, "bigquery")
-        prepared = query.prepare(tree, cat, lambda: runtime.world.clock.at(0))
+        prepared = query.prepare(tree, cat, lambda: runtime.world.clock.at(0), Dialect("bigquery"))
         prepared.tree = query.limit_rows(prepared.tree, 10_001)
         return prepared.sql()
 
@@ -136,7 +137,7 @@ def transpiled(runtime: ServerRuntime, sql: str) -> str:
         statement = parse(sql, "snowflake")
         cat = SnowflakeCatalog(session, ("BENCH", "PUBLIC"), lambda: runtime.world.clock.at(0))
         query.name_outputs(statement.tree, "snowflake")
-        prepared = query.prepare(statement.tree, cat, lambda: runtime.world.clock.at(0))
+        prepared = query.prepare(statement.tree, cat, lambda: runtime.world.clock.at(0), Dialect("snowflake"))
         prepared.tree = query.limit_rows(prepared.tree, 10_001)
         return prepared.sql()
 

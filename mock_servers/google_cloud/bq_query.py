@@ -14,7 +14,7 @@ from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
-from mock_servers.google_cloud import base, bq_functions, bq_store, bq_types
+from mock_servers.google_cloud import base, bq_functions, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, Rows, Statement, parse
 from mock_servers.sqlfront.names import name_parts
@@ -33,8 +33,8 @@ def engine(call: Call, cat: BigQueryCatalog) -> Engine:
 
 
 def statement_of(call: Call, text: str) -> Statement:
-    """The one statement of `text`: NUMERIC without precision read as BigQuery's, the CURRENT_*
-    functions read from the clock."""
+    """The one statement of `text`: NUMERIC without precision read as BigQuery's, its functions
+    in the front end's terms, the CURRENT_* functions read from the clock."""
     statement = parse(text, DIALECT, fold=False)
     if statement.kind not in RUNS:
         raise invalid(f"{statement.kind} is not a BigQuery statement; supported: SELECT, INSERT, UPDATE, "
@@ -143,9 +143,6 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
                               "statement is refused; only SELECT runs")
         target = _target(cat, statement)
         outcome = engine(call, cat).write(statement)
-        written = cat.lookup(target) if target else None
-        if written is not None and not written.physical.startswith("bq_info_"):
-            bq_store.normalize(sql.cursor(call.session), written)
         job_id = _record(call, kind, text)
         if statement.kind in ("INSERT", "UPDATE", "DELETE", "MERGE"):
             return {"job_id": job_id, "statement_type": kind, "num_dml_affected_rows": outcome.rows}

@@ -5,6 +5,7 @@ read and write SQL, create a table, and the insights memo (also the resource
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Annotated, Any
 
 import sqlglot
@@ -20,7 +21,7 @@ from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.snowflake import catalog, statements
 from mock_servers.snowflake.catalog import SnowflakeCatalog
-from mock_servers.sqlfront import Engine, Statement, parse
+from mock_servers.sqlfront import Engine, Statement, moments, parse, types
 
 DIALECT = "snowflake"
 MAX_ROWS = 10_000
@@ -44,7 +45,10 @@ def _catalog(call: Call) -> SnowflakeCatalog:
 
 
 def _engine(call: Call, cat: SnowflakeCatalog) -> Engine:
-    return Engine(sql.cursor(call.session), cat, cat.now, DIALECT)
+    """The SQL engine of a call; the session's time zone is the world's."""
+    zone = call.world.clock.tz
+    return Engine(sql.cursor(call.session), cat, cat.now, DIALECT, types.Display(moments.zone(zone) or UTC),
+                  zone)
 
 
 def _container(call: Call, name: str, table: str) -> str:

@@ -22,11 +22,16 @@ NATIVE: frozenset[type[exp.Expression]] = frozenset({
     exp.Ceil, exp.Sign, exp.Mod, exp.Replace, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Left,
     exp.Right, exp.Pad, exp.Initcap, exp.Reverse, exp.SplitPart, exp.RegexpLike, exp.Trunc,
     exp.AnyValue, exp.LogicalAnd, exp.LogicalOr, exp.CountIf, exp.SafeDivide, exp.Stddev,
-    exp.StddevSamp, exp.Variance, exp.ToChar, exp.And, exp.Or, exp.Exists,
+    exp.StddevSamp, exp.Variance, exp.And, exp.Or, exp.Exists,
 })
 OURS = frozenset(SCALARS) | frozenset(AGGREGATES)
-_ANONYMOUS = {"TO_TIMESTAMP": "SF_TO_TIMESTAMP", "TO_TIMESTAMP_NTZ": "SF_TO_TIMESTAMP",
-              "TO_DATE": "SF_TO_DATE", "DATE_PART": "SF_DATE_PART"}
+_ANONYMOUS = {"DATE_PART": "SF_DATE_PART"}
+# Snowflake's conversion functions of one argument: casts (their TRY_ forms: TRY_CAST)
+_CONVERSIONS = {"TO_TIMESTAMP": "TIMESTAMP_NTZ", "TO_TIMESTAMP_NTZ": "TIMESTAMP_NTZ", "TO_TIMESTAMP_TZ": "TIMESTAMP_TZ",
+                "TO_TIMESTAMP_LTZ": "TIMESTAMP_LTZ"}
+_TYPED: dict[type[exp.Expression], tuple[str, str]] = {
+    exp.TsOrDsToDate: ("TO_DATE", "DATE"), exp.StrToDate: ("TO_DATE", "DATE"), exp.ToChar: ("TO_CHAR", "VARCHAR"),
+    exp.ToBoolean: ("TO_BOOLEAN", "BOOLEAN"), exp.ToDouble: ("TO_DOUBLE", "FLOAT"), exp.ToNumber: ("TO_NUMBER", "")}
 _PARTS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day", exp.DayOfMonth: "day",
           exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second", exp.Quarter: "quarter",
           exp.Week: "week", exp.WeekOfYear: "week", exp.DayOfWeek: "dayofweek",
@@ -63,9 +68,32 @@ def _lower_dates(node: exp.Expression) -> exp.Expression | None:
         return _call("SF_DATE_PART", exp.Literal.string(_PARTS[type(node)]), node.this)
     if isinstance(node, exp.LastDay):
         return _call("SF_LAST_DAY", node.this, _unit(node, "month"))
-    if isinstance(node, exp.TsOrDsToDate | exp.StrToDate) and not node.args.get("format"):
-        return _call("SF_TO_DATE", node.this)
     return None
+
+
+def _conversion(node: exp.Expression) -> exp.Expression | None:
+    """A Snowflake conversion function (TO_DATE, TO_TIMESTAMP_TZ, TO_NUMBER(x, p, s), TO_VARCHAR,
+    TRY_TO_...) as the cast it is; None for any other node."""
+    if isinstance(node, exp.Anonymous):
+        name = node.name.upper()
+        safe = name.startswith("TRY_")
+        target = _CONVERSIONS.get(name.removeprefix("TRY_"))
+        if target is None:
+            return None
+        if len(node.expressions) != 1:
+            raise _unsupported(f"{name} with a format or scale")
+        value = node.expressions[0]
+    elif type(node) in _TYPED:
+        name, target = _TYPED[type(node)]
+        if node.args.get("format") is not None:
+            raise _unsupported(f"{name} with a format")
+        safe, value = bool(node.args.get("safe")), node.this
+        if isinstance(node, exp.ToNumber):
+            target = f"NUMBER({node.args['precision'].name},{node.args['scale'].name})"
+    else:
+        return None
+    cast = exp.TryCast if safe else exp.Cast
+    return cast(this=value, to=exp.DataType.build(target, dialect="snowflake"))
 
 
 def _listagg(node: exp.GroupConcat) -> exp.Expression | None:
@@ -93,11 +121,9 @@ def _replacement(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expre
         return _call(_RENAMED[type(node)], node.this, node.expression)
     if isinstance(node, exp.GroupConcat):
         return _listagg(node)
-    lowered = _lower_dates(node)
+    lowered = _lower_dates(node) or _conversion(node)
     if lowered is not None:
         return lowered
-    if isinstance(node, exp.ToChar) and node.args.get("format"):
-        raise _unsupported("TO_CHAR with a format")
     if isinstance(node, exp.Anonymous):
         name = node.name.upper()
         if name in _ANONYMOUS:
@@ -117,6 +143,8 @@ def _visit(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
         return node
     if isinstance(new, exp.Anonymous):  # its arguments came from the old node: visit them too
         new.set("expressions", [a.transform(_visit, now, copy=False) for a in new.expressions])
+    elif isinstance(new, exp.Cast):
+        new.set("this", new.this.transform(_visit, now, copy=False))
     return new
 
 

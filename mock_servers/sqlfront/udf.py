@@ -9,10 +9,12 @@ import math
 import sqlite3
 import statistics
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import regex
+
+from mock_servers.sqlfront import guards, moments, raised
 
 MAX_TEXT = 16_777_216  # the longest string a function may build (Snowflake's VARCHAR limit)
 REGEX_SECONDS = 0.5  # one regular-expression match may take this long, then the query fails
@@ -34,22 +36,15 @@ def unit_name(text: str) -> str | None:
 
 
 def _moment(value: Any) -> tuple[datetime, bool] | None:
-    """(the instant, whether the value was a bare date), None when the value is no date."""
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            if len(text) == 10:
-                return datetime.fromisoformat(text), True
-            return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None), False
-        except ValueError:
-            return None
-    return None
+    """(the moment, whether the value was a bare date), None when the value is no date. A
+    moment that names its offset (a TIMESTAMP_TZ) keeps it: parts and arithmetic are of its
+    wall-clock time, as the warehouse computes them."""
+    moment = moments.parse(value) if isinstance(value, str) else None
+    return None if moment is None else (moment, len(value.strip()) <= 10)
 
 
 def _text(moment: datetime, was_date: bool) -> str:
-    if was_date:
-        return moment.date().isoformat()
-    return moment.isoformat(sep=" ", timespec="milliseconds" if moment.microsecond else "seconds")
+    return moment.date().isoformat() if was_date else moments.text(moment)
 
 
 def _add_months(moment: datetime, months: int) -> datetime:
@@ -101,7 +96,7 @@ def date_trunc(unit: str, value: Any) -> str | None:
     if found is None or part not in ("year", "quarter", "month", "week", "day", "hour", "minute", "second"):
         return None
     moment, was_date = found
-    return _text(_truncated(moment, part), was_date)
+    return _text(_truncated(moment, part).replace(tzinfo=moment.tzinfo), was_date)
 
 
 def date_diff(unit: str, start: Any, end: Any) -> int | None:
@@ -110,12 +105,42 @@ def date_diff(unit: str, start: Any, end: Any) -> int | None:
     if first is None or last is None or part is None or part in ("dayofweek", "dayofyear", "epoch"):
         return None
     a, b = first[0], last[0]
+    if a.tzinfo is not None and b.tzinfo is not None and a.utcoffset() != b.utcoffset():
+        a, b = moments.in_utc(a), moments.in_utc(b)  # two offsets: compared as instants
+    a, b = a.replace(tzinfo=None), b.replace(tzinfo=None)
     if part in ("year", "quarter", "month"):
         months = (b.year - a.year) * 12 + b.month - a.month
         return {"year": b.year - a.year, "quarter": (b.year * 4 + (b.month - 1) // 3)
                 - (a.year * 4 + (a.month - 1) // 3), "month": months}[part]
     span = _SPANS[part]
     return int((_truncated(b, part) - _truncated(a, part)) // span)
+
+
+def elapsed(unit: str, start: Any, end: Any) -> int | None:
+    """How many whole `unit`s passed from `start` to `end` (BigQuery's TIMESTAMP_DIFF), toward
+    zero; units are days at most."""
+    first, last, part = _moment(start), _moment(end), unit_name(str(unit))
+    if first is None or last is None or part is None:
+        return None
+    if part not in _SPANS or part == "week":
+        raise raised.fail(f"Unsupported date part {str(unit).upper()} in TIMESTAMP_DIFF; use MICROSECOND to DAY")
+    span = moments.in_utc(last[0]) - moments.in_utc(first[0])
+    whole = abs(span) // _SPANS[part]
+    return whole if span >= timedelta(0) else -whole
+
+
+def in_zone(value: Any, name: Any, local: Any) -> str | None:
+    """`local` 1: the wall-clock time in zone `name` of an instant (a UTC text, or a text that
+    names its zone); 0: the instant (a UTC text) of a wall-clock time in that zone."""
+    moment = moments.parse(value) if isinstance(value, str) else None
+    if moment is None or name is None:
+        return None
+    zone = moments.zone(str(name))
+    if zone is None:
+        raise raised.fail(f"Invalid time zone: {name}")
+    if local:
+        return moments.text(moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(zone).replace(tzinfo=None))
+    return moments.text(moments.in_utc(moment if moment.tzinfo else moment.replace(tzinfo=zone)))
 
 
 def date_part(unit: str, value: Any) -> int | None:
@@ -132,7 +157,7 @@ def date_part(unit: str, value: Any) -> int | None:
     if part == "dayofyear":
         return moment.timetuple().tm_yday
     if part == "epoch":
-        return int((moment - datetime(1970, 1, 1)).total_seconds())
+        return int((moments.in_utc(moment) - datetime(1970, 1, 1)).total_seconds())
     return int(getattr(moment, part))
 
 
@@ -146,16 +171,6 @@ def last_day(value: Any, unit: str = "month") -> str | None:
         return end.isoformat()
     month = {"month": moment.month, "quarter": 3 * ((moment.month - 1) // 3) + 3, "year": 12}[part]
     return date(moment.year, month, calendar.monthrange(moment.year, month)[1]).isoformat()
-
-
-def to_date(value: Any) -> str | None:
-    found = _moment(value) if value is not None else None
-    return None if found is None else found[0].date().isoformat()
-
-
-def to_timestamp(value: Any) -> str | None:
-    found = _moment(value) if value is not None else None
-    return None if found is None else _text(found[0], False)
 
 
 def split_part(value: Any, delimiter: Any, index: Any) -> str | None:
@@ -175,8 +190,10 @@ def regexp(pattern: Any, value: Any) -> int | None:
         return None
     try:
         return int(regex.search(str(pattern), str(value), timeout=REGEX_SECONDS) is not None)
+    except TimeoutError:
+        raise raised.fail(f"the regular expression {str(pattern)[:100]!r} took too long") from None
     except regex.error as exc:
-        raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
+        raise raised.fail(f"bad regular expression {pattern!r}: {exc}") from None
 
 
 def _strings(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -191,7 +208,7 @@ def _pad(left: bool) -> Callable[..., str | None]:
             return None
         text, size, filler = str(value), int(length), str(fill)
         if size > MAX_TEXT:
-            raise ValueError(f"padding to {size} characters exceeds the maximum of {MAX_TEXT}")
+            raise raised.fail(f"padding to {size} characters exceeds the maximum of {MAX_TEXT}")
         if len(text) >= size or not filler:
             return text[:max(size, 0)]
         extra = (filler * size)[:size - len(text)]
@@ -234,28 +251,15 @@ def parse_moment(pattern: Any, text: Any, as_date: Any) -> str | None:
     try:
         moment = datetime.strptime(str(text), str(pattern))
     except ValueError:
-        raise ValueError(f"'{str(text)[:100]}' does not match the format '{str(pattern)[:100]}'") from None
-    return _text(moment, bool(as_date))
-
-
-def safe_number(value: Any) -> int | float | None:
-    """A value as a number, None when it is none (the TRY_/SAFE_ casts to numbers)."""
-    if isinstance(value, int | float) or value is None:
-        return value
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        return None
-    if not math.isfinite(number):
-        return None
-    return int(number) if number.is_integer() and "." not in str(value) and "e" not in str(value).lower() \
-        else number
+        raise raised.fail(f"'{str(text)[:100]}' does not match the format '{str(pattern)[:100]}'") from None
+    return _text(moments.in_utc(moment), bool(as_date))
 
 
 SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
     "SF_DATEADD": (3, date_add), "SF_DATEDIFF": (3, date_diff), "SF_DATE_TRUNC": (2, date_trunc),
-    "SF_DATE_PART": (2, date_part), "SF_LAST_DAY": (2, last_day), "SF_TO_DATE": (1, to_date),
-    "SF_TO_TIMESTAMP": (1, to_timestamp), "SPLIT_PART": (3, split_part), "REGEXP": (2, regexp),
+    "SF_DATE_PART": (2, date_part), "SF_LAST_DAY": (2, last_day), "SPLIT_PART": (3, split_part),
+    "SF_TIMESTAMP_DIFF": (3, elapsed), "SF_IN_ZONE": (3, in_zone),
+    "REGEXP": (2, regexp),
     "CONTAINS": (2, _strings(lambda a, b: int(str(b) in str(a)))),
     "STARTS_WITH": (2, _strings(lambda a, b: int(str(a).startswith(str(b))))),
     "ENDS_WITH": (2, _strings(lambda a, b: int(str(a).endswith(str(b))))),
@@ -264,7 +268,7 @@ SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
     "LPAD": (-1, _pad(True)), "RPAD": (-1, _pad(False)),
     "INITCAP": (1, _strings(lambda a: str(a).title())),
     "REVERSE": (1, _strings(lambda a: str(a)[::-1])),
-    "SAFE_NUMBER": (1, safe_number), "FORMAT_MOMENT": (2, format_moment), "PARSE_MOMENT": (3, parse_moment),
+    "FORMAT_MOMENT": (2, format_moment), "PARSE_MOMENT": (3, parse_moment),
     "CONTAINS_SUBSTR": (2, _strings(lambda a, b: int(str(b).casefold() in str(a).casefold()))),
     "TRUNC": (-1, _strings(lambda x, d=0: math.trunc(float(x) * 10 ** int(d)) / 10 ** int(d))),
 }
@@ -298,8 +302,9 @@ class _ListAgg:
 
 
 def register(conn: sqlite3.Connection) -> None:
-    """Make the functions above callable in SQL on `conn`."""
-    for name, (arity, fn) in SCALARS.items():
+    """Make the functions above, and those the checks of `sqlfront.guards` call, callable in SQL
+    on `conn`."""
+    for name, (arity, fn) in (SCALARS | guards.FUNCTIONS).items():
         conn.create_function(name, arity, fn, deterministic=True)
     for name, aggregate in AGGREGATES.items():
         conn.create_aggregate(name, 1, aggregate)

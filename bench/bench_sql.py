@@ -30,7 +30,7 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers import google_cloud
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
-from mock_servers.google_cloud import bq_functions, bq_types
+from mock_servers.google_cloud import bq_arrays, bq_functions, bq_types
 from mock_servers.google_cloud import seed as bq_seed
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.snowflake import seed, toolbox
@@ -123,7 +123,7 @@ def bq_transpiled(runtime: ServerRuntime, sql: str) -> str:
     """The SQLite text bigquery_run_query runs for `sql` (with its row window)."""
     with runtime.db.read() as session:
         statement = parse(sql, "bigquery", fold=False)
-        tree = bq_functions.lower(bq_types.exact_numerics(statement.tree))
+        tree = bq_arrays.lower(bq_functions.lower(bq_types.exact_numerics(statement.tree)))
         cat = BigQueryCatalog(session, "local-project", lambda: runtime.world.clock.at(0))
         query.name_outputs(tree, "bigquery")
         prepared = query.prepare(tree, cat, lambda: runtime.world.clock.at(0), Dialect("bigquery"))

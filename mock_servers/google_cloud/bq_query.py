@@ -14,7 +14,7 @@ from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
-from mock_servers.google_cloud import base, bq_functions, bq_types
+from mock_servers.google_cloud import base, bq_arrays, bq_functions, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, Rows, Statement, parse
 from mock_servers.sqlfront.names import name_parts
@@ -34,13 +34,13 @@ def engine(call: Call, cat: BigQueryCatalog) -> Engine:
 
 def statement_of(call: Call, text: str) -> Statement:
     """The one statement of `text`: NUMERIC without precision read as BigQuery's, its functions
-    in the front end's terms, the CURRENT_* functions read from the clock."""
+    and arrays in the front end's terms, the CURRENT_* functions read from the clock."""
     statement = parse(text, DIALECT, fold=False)
     if statement.kind not in RUNS:
         raise invalid(f"{statement.kind} is not a BigQuery statement; supported: SELECT, INSERT, UPDATE, "
                       "DELETE, MERGE, CREATE TABLE, DROP TABLE, ALTER TABLE, TRUNCATE TABLE")
     bq_types.exact_numerics(statement.tree)
-    statement.tree = bq_functions.lower(statement.tree)
+    statement.tree = bq_arrays.lower(bq_functions.lower(statement.tree))
     if statement.tree.find(exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentDate):
         statement.tree = clock(statement.tree, call.now)
     return statement

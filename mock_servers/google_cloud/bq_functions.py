@@ -3,7 +3,8 @@ the front end's functions and casts (typed where the result is a date or timesta
 TIMESTAMP_SUB, TIMESTAMP_DIFF (whole units elapsed) and the DATETIME_ADD / _SUB / _DIFF /
 _TRUNC family, FORMAT_DATE / _DATETIME / _TIMESTAMP, PARSE_DATE / _DATETIME / _TIMESTAMP,
 TIMESTAMP(x[, zone]), DATE(x[, zone]), DATETIME(x[, zone]), `AT TIME ZONE`, the time zone
-argument of TIMESTAMP_TRUNC and FORMAT_TIMESTAMP, and the case-insensitive CONTAINS_SUBSTR.
+argument of TIMESTAMP_TRUNC and FORMAT_TIMESTAMP, the case-insensitive CONTAINS_SUBSTR, and
+EXTRACT's WEEK and DAYOFWEEK, whose weeks start on Sunday.
 A text literal given where a date or timestamp is expected is read as one (literal coercion)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mock_servers.sqlfront.infer import typed
 _DATE_FUNCTIONS = (exp.DateAdd, exp.DateSub, exp.DateDiff, exp.DateTrunc)
 _TIMESTAMP_FUNCTIONS = (exp.TimestampAdd, exp.TimestampSub, exp.TimestampDiff, exp.TimestampTrunc)
 _DATETIME_FUNCTIONS = (exp.DatetimeAdd, exp.DatetimeSub, exp.DatetimeDiff, exp.DatetimeTrunc)
+_PARTS = {"WEEK": "WEEK_SUNDAY", "DAYOFWEEK": "DAYOFWEEK_FROM_1"}  # GoogleSQL's weeks start on Sunday
 
 
 def _kind(name: str) -> types.LogicalType:
@@ -116,6 +118,8 @@ def _visit(node: exp.Expression) -> exp.Expression:
         return exp.TimestampTrunc(this=lower(node.this), unit=node.args.get("unit"))
     if isinstance(node, exp.Contains):
         return typed(_call("CONTAINS_SUBSTR", node.this, node.expression), types.BOOL)
+    if isinstance(node, exp.Extract) and isinstance(node.this, exp.Var) and node.this.name.upper() in _PARTS:
+        node.set("this", exp.var(_PARTS[node.this.name.upper()]))
     return node
 
 

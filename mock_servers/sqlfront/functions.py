@@ -10,7 +10,9 @@ from datetime import datetime
 from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure
-from mock_servers.sqlfront.udf import AGGREGATES, SCALARS, unit_name
+from mock_servers.sqlfront import dates
+from mock_servers.sqlfront.dates import unit_name
+from mock_servers.sqlfront.udf import AGGREGATES, SCALARS
 
 # functions whose SQLite translation runs as it is (natively or through `udf`)
 NATIVE: frozenset[type[exp.Expression]] = frozenset({
@@ -24,7 +26,7 @@ NATIVE: frozenset[type[exp.Expression]] = frozenset({
     exp.AnyValue, exp.LogicalAnd, exp.LogicalOr, exp.CountIf, exp.SafeDivide, exp.Stddev,
     exp.StddevSamp, exp.Variance, exp.And, exp.Or, exp.Exists,
 })
-OURS = frozenset(SCALARS) | frozenset(AGGREGATES)
+OURS = frozenset(SCALARS) | frozenset(dates.FUNCTIONS) | frozenset(AGGREGATES)
 _ANONYMOUS = {"DATE_PART": "SF_DATE_PART"}
 # Snowflake's conversion functions of one argument: casts (their TRY_ forms: TRY_CAST)
 _CONVERSIONS = {"TO_TIMESTAMP": "TIMESTAMP_NTZ", "TO_TIMESTAMP_NTZ": "TIMESTAMP_NTZ", "TO_TIMESTAMP_TZ": "TIMESTAMP_TZ",
@@ -36,6 +38,9 @@ _PARTS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month",
           exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second", exp.Quarter: "quarter",
           exp.Week: "week", exp.WeekOfYear: "week", exp.DayOfWeek: "dayofweek",
           exp.DayOfYear: "dayofyear"}
+# sqlglot's INITCAP delimiters when none are given (BigQuery's, Snowflake's): the warehouses' defaults
+_INITCAP_DEFAULTS = frozenset({' \t\n\r\x0c\x0b\\[\\](){}/|<>!?@"^#$&~_,.:;*%+\\-',
+                               ' \t\n\r\x0c\x0b!?@"^#$&~_,.:;+\\-*%/|\\[\\](){}<>'})
 _RENAMED: dict[type[exp.Expression], str] = {exp.Left: "SF_LEFT", exp.Right: "SF_RIGHT"}  # keywords in SQLite
 _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Median: "SF_MEDIAN", exp.StddevPop: "SF_STDDEV_POP", exp.VariancePop: "SF_VAR_POP"}
@@ -47,6 +52,8 @@ def _call(name: str, *args: exp.Expression | None) -> exp.Anonymous:
 
 def _unit(node: exp.Expression, default: str = "day") -> exp.Literal:
     unit = node.args.get("unit")
+    if isinstance(unit, exp.WeekStart):  # BigQuery's WEEK(<day>), and WEEK: WEEK(SUNDAY)
+        return exp.Literal.string(f"WEEK_{unit.name.upper()}")
     text = unit.name if isinstance(unit, exp.Expression) else str(unit or default)
     if unit_name(text) is None:
         raise ToolFailure(Code.INVALID_ARGUMENT, f"unknown date part '{text}'")
@@ -63,7 +70,12 @@ def _lower_dates(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.DateTrunc | exp.TimestampTrunc):
         return _call("SF_DATE_TRUNC", _unit(node), node.this)
     if isinstance(node, exp.Extract):
-        return _call("SF_DATE_PART", exp.Literal.string(node.this.name), node.expression)
+        part = f"WEEK_{node.this.name.upper()}" if isinstance(node.this, exp.WeekStart) else node.this.name
+        if part.upper() == "DATE":
+            return exp.Cast(this=node.expression, to=exp.DataType.build("DATE"))
+        if unit_name(part) is None:
+            raise _unsupported(f"EXTRACT of {part}")
+        return _call("SF_DATE_PART", exp.Literal.string(part), node.expression)
     if type(node) in _PARTS:
         return _call("SF_DATE_PART", exp.Literal.string(_PARTS[type(node)]), node.this)
     if isinstance(node, exp.LastDay):
@@ -119,6 +131,14 @@ def _replacement(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expre
         return _call(_AGGREGATES[type(node)], node.this)
     if type(node) in _RENAMED:
         return _call(_RENAMED[type(node)], node.this, node.expression)
+    if isinstance(node, exp.Trunc) and node.args.get("decimals") is not None:  # SQLite's trunc() takes one argument
+        return _call("TRUNC", node.this, node.args["decimals"])
+    if isinstance(node, exp.Ceil | exp.Floor) and node.args.get("decimals") is not None:
+        raise _unsupported(f"{node.sql_name()} with a scale")
+    if isinstance(node, exp.Initcap):
+        delimiters = node.expression
+        custom = isinstance(delimiters, exp.Literal) and delimiters.this not in _INITCAP_DEFAULTS
+        return _call("INITCAP", node.this, delimiters if custom else None)
     if isinstance(node, exp.GroupConcat):
         return _listagg(node)
     lowered = _lower_dates(node) or _conversion(node)
@@ -155,5 +175,7 @@ def lower(tree: exp.Expression, now: Callable[[], datetime]) -> exp.Expression:
 
 
 def _unsupported(name: str) -> ToolFailure:
-    return ToolFailure(Code.UNIMPLEMENTED, f"function {name.upper()} is not supported",
+    """UNIMPLEMENTED naming a function (`SHA1`) or a form of one (`TO_CHAR with a format`)."""
+    what = name if " " in name else f"function {name.upper()}"
+    return ToolFailure(Code.UNIMPLEMENTED, f"{what} is not supported",
                        hint="rewrite the query with supported functions (see the tool description)")

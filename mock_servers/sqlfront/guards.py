@@ -9,7 +9,8 @@
 - division and MOD by zero are errors (SQLite gives NULL); MOD of decimals is exact;
 - an integer result past 64 bits is BigQuery's overflow error (SQLite would turn it into a
   double), and for Snowflake, whose NUMBER holds it, UNIMPLEMENTED; so is such a literal;
-- Snowflake's TIMESTAMP_TZ values, which keep their offsets, compare as instants."""
+- Snowflake's TIMESTAMP_TZ values, which keep their offsets, compare and sort as instants;
+- SQRT, LN, LOG, EXP and POW fail where the warehouse does (`sqlfront.maths`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.limits import MAX_INT, MIN_INT
-from mock_servers.sqlfront import convert, moments, raised, types
+from mock_servers.sqlfront import convert, maths, moments, raised, types
 from mock_servers.sqlfront import dialect as words
 from mock_servers.sqlfront.dialect import Dialect
 from mock_servers.sqlfront.infer import Scope, type_of, typed
@@ -209,6 +210,7 @@ def _outermost(node: exp.Expression, inner: set[int]) -> bool:
 
 def lower(tree: exp.Expression, scope: Scope, dialect: Dialect) -> exp.Expression:
     """`tree` with the checks above made part of it (changed in place; the tree is returned)."""
+    tree = maths.lower(tree, dialect.name)
     for literal in list(tree.find_all(exp.Literal)):
         _wide_literal(literal, dialect)
     for node in reversed(list(tree.find_all(exp.Cast, *_COMPARISONS, exp.In, exp.Between, exp.Ordered))):
@@ -290,4 +292,4 @@ def overflow(symbol: str, left: Any, right: Any, dialect: str) -> Any:
 
 FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "SQ_CAST": (6, cast), "SQ_INSTANT": (2, instant), "SQ_DIVISION_BY_ZERO": (4, division_by_zero),
-    "SQ_OVERFLOW": (4, overflow)}
+    "SQ_OVERFLOW": (4, overflow), "SQ_MATH": (4, maths.compute)}

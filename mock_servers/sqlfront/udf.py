@@ -1,178 +1,22 @@
-"""The SQL functions SQLite lacks, as Python functions registered on a call's connection: date
-arithmetic with the warehouses' calendar rules, string helpers, REGEXP with a time bound, and
-the statistical aggregates. Each returns None for a NULL argument, like SQL."""
+"""The SQL functions SQLite lacks, as Python functions registered on a call's connection: string
+helpers, REGEXP with a time bound and the statistical aggregates (with the date functions of
+`sqlfront.dates` and the checks of `sqlfront.guards`). Each returns None for a NULL argument,
+like SQL."""
 
 from __future__ import annotations
 
-import calendar
-import math
 import sqlite3
 import statistics
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 import regex
 
-from mock_servers.sqlfront import guards, moments, raised
+from mock_servers.sqlfront import dates, guards, raised
 
 MAX_TEXT = 16_777_216  # the longest string a function may build (Snowflake's VARCHAR limit)
 REGEX_SECONDS = 0.5  # one regular-expression match may take this long, then the query fails
-_UNITS = {"YEAR": "year", "YEARS": "year", "Y": "year", "YY": "year", "YYYY": "year", "YR": "year",
-          "QUARTER": "quarter", "QUARTERS": "quarter", "Q": "quarter", "QTR": "quarter",
-          "MONTH": "month", "MONTHS": "month", "MM": "month", "MON": "month",
-          "WEEK": "week", "WEEKS": "week", "W": "week", "WK": "week",
-          "DAY": "day", "DAYS": "day", "D": "day", "DD": "day",
-          "HOUR": "hour", "HOURS": "hour", "H": "hour", "HH": "hour",
-          "MINUTE": "minute", "MINUTES": "minute", "MI": "minute", "MIN": "minute",
-          "SECOND": "second", "SECONDS": "second", "S": "second", "SEC": "second",
-          "DAYOFWEEK": "dayofweek", "DOW": "dayofweek", "DAYOFYEAR": "dayofyear", "DOY": "dayofyear",
-          "EPOCH_SECOND": "epoch", "EPOCH": "epoch"}
-
-
-def unit_name(text: str) -> str | None:
-    """The canonical name of a date part (`DAYS`, `mm`, `yyyy` ...), None when unknown."""
-    return _UNITS.get(text.strip().strip("'\"").upper())
-
-
-def _moment(value: Any) -> tuple[datetime, bool] | None:
-    """(the moment, whether the value was a bare date), None when the value is no date. A
-    moment that names its offset (a TIMESTAMP_TZ) keeps it: parts and arithmetic are of its
-    wall-clock time, as the warehouse computes them."""
-    moment = moments.parse(value) if isinstance(value, str) else None
-    return None if moment is None else (moment, len(value.strip()) <= 10)
-
-
-def _text(moment: datetime, was_date: bool) -> str:
-    return moment.date().isoformat() if was_date else moments.text(moment)
-
-
-def _add_months(moment: datetime, months: int) -> datetime:
-    total = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(total, 12)
-    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
-    return moment.replace(year=year, month=month + 1, day=day)
-
-
-_SPANS = {"week": timedelta(weeks=1), "day": timedelta(days=1), "hour": timedelta(hours=1),
-          "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
-
-
-def date_add(unit: str, amount: Any, value: Any) -> str | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or amount is None or part is None:
-        return None
-    moment, was_date = found
-    steps = int(amount)
-    if part in ("year", "quarter", "month"):
-        moment = _add_months(moment, steps * {"year": 12, "quarter": 3, "month": 1}[part])
-    else:
-        moment = moment + steps * _SPANS[part]
-        was_date = was_date and part in ("week", "day")
-    return _text(moment, was_date)
-
-
-def _truncated(moment: datetime, part: str) -> datetime:
-    if part == "year":
-        return datetime(moment.year, 1, 1)
-    if part == "quarter":
-        return datetime(moment.year, 3 * ((moment.month - 1) // 3) + 1, 1)
-    if part == "month":
-        return datetime(moment.year, moment.month, 1)
-    if part == "week":
-        start = moment.date() - timedelta(days=moment.weekday())
-        return datetime(start.year, start.month, start.day)
-    if part == "day":
-        return datetime(moment.year, moment.month, moment.day)
-    if part == "hour":
-        return moment.replace(minute=0, second=0, microsecond=0)
-    if part == "minute":
-        return moment.replace(second=0, microsecond=0)
-    return moment.replace(microsecond=0)
-
-
-def date_trunc(unit: str, value: Any) -> str | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or part not in ("year", "quarter", "month", "week", "day", "hour", "minute", "second"):
-        return None
-    moment, was_date = found
-    return _text(_truncated(moment, part).replace(tzinfo=moment.tzinfo), was_date)
-
-
-def date_diff(unit: str, start: Any, end: Any) -> int | None:
-    """How many `unit` boundaries lie between the two values (Snowflake's DATEDIFF)."""
-    first, last, part = _moment(start), _moment(end), unit_name(str(unit))
-    if first is None or last is None or part is None or part in ("dayofweek", "dayofyear", "epoch"):
-        return None
-    a, b = first[0], last[0]
-    if a.tzinfo is not None and b.tzinfo is not None and a.utcoffset() != b.utcoffset():
-        a, b = moments.in_utc(a), moments.in_utc(b)  # two offsets: compared as instants
-    a, b = a.replace(tzinfo=None), b.replace(tzinfo=None)
-    if part in ("year", "quarter", "month"):
-        months = (b.year - a.year) * 12 + b.month - a.month
-        return {"year": b.year - a.year, "quarter": (b.year * 4 + (b.month - 1) // 3)
-                - (a.year * 4 + (a.month - 1) // 3), "month": months}[part]
-    span = _SPANS[part]
-    return int((_truncated(b, part) - _truncated(a, part)) // span)
-
-
-def elapsed(unit: str, start: Any, end: Any) -> int | None:
-    """How many whole `unit`s passed from `start` to `end` (BigQuery's TIMESTAMP_DIFF), toward
-    zero; units are days at most."""
-    first, last, part = _moment(start), _moment(end), unit_name(str(unit))
-    if first is None or last is None or part is None:
-        return None
-    if part not in _SPANS or part == "week":
-        raise raised.fail(f"Unsupported date part {str(unit).upper()} in TIMESTAMP_DIFF; use MICROSECOND to DAY")
-    span = moments.in_utc(last[0]) - moments.in_utc(first[0])
-    whole = abs(span) // _SPANS[part]
-    return whole if span >= timedelta(0) else -whole
-
-
-def in_zone(value: Any, name: Any, local: Any) -> str | None:
-    """`local` 1: the wall-clock time in zone `name` of an instant (a UTC text, or a text that
-    names its zone); 0: the instant (a UTC text) of a wall-clock time in that zone."""
-    moment = moments.parse(value) if isinstance(value, str) else None
-    if moment is None or name is None:
-        return None
-    zone = moments.zone(str(name))
-    if zone is None:
-        raise raised.fail(f"Invalid time zone: {name}")
-    if local:
-        return moments.text(moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(zone).replace(tzinfo=None))
-    return moments.text(moments.in_utc(moment if moment.tzinfo else moment.replace(tzinfo=zone)))
-
-
-def date_part(unit: str, value: Any) -> int | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or part is None:
-        return None
-    moment = found[0]
-    if part == "quarter":
-        return (moment.month - 1) // 3 + 1
-    if part == "week":
-        return moment.isocalendar()[1]
-    if part == "dayofweek":
-        return (moment.weekday() + 1) % 7  # Sunday 0
-    if part == "dayofyear":
-        return moment.timetuple().tm_yday
-    if part == "epoch":
-        return int((moments.in_utc(moment) - datetime(1970, 1, 1)).total_seconds())
-    return int(getattr(moment, part))
-
-
-def last_day(value: Any, unit: str = "month") -> str | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or part not in ("month", "quarter", "year", "week"):
-        return None
-    moment = found[0]
-    if part == "week":
-        end = moment.date() + timedelta(days=6 - moment.weekday())
-        return end.isoformat()
-    month = {"month": moment.month, "quarter": 3 * ((moment.month - 1) // 3) + 3, "year": 12}[part]
-    return date(moment.year, month, calendar.monthrange(moment.year, month)[1]).isoformat()
-
-
 def split_part(value: Any, delimiter: Any, index: Any) -> str | None:
     if value is None or delimiter is None or index is None:
         return None
@@ -182,6 +26,27 @@ def split_part(value: Any, delimiter: Any, index: Any) -> str | None:
         n = 1
     position = n - 1 if n > 0 else len(parts) + n
     return parts[position] if 0 <= position < len(parts) else ""
+
+
+_DELIMITERS = frozenset(" \t\n\r\f\v[](){}/|\\<>!?@\"^#$&~_,.:;*%+-")  # both warehouses' INITCAP
+
+
+def initcap(value: Any, delimiters: Any = None) -> str:
+    """Each word's first letter upper case, the others lower case; words end at a delimiter
+    (`delimiters`: the characters that end them, when not the warehouses' defaults)."""
+    ends = _DELIMITERS if delimiters is None else frozenset(str(delimiters))
+    out, starts = [], True
+    for char in str(value):
+        out.append(char.upper() if starts else char.lower())
+        starts = char in ends
+    return "".join(out)
+
+
+def truncated(value: Any, places: Any = 0) -> int | float:
+    """TRUNC(x, d): `x` cut (toward zero) to `d` decimal places (tens, hundreds for d < 0)."""
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+    cut = number.quantize(Decimal(1).scaleb(-int(places)), rounding=ROUND_DOWN)
+    return float(cut) if isinstance(value, float) else int(cut) if cut == cut.to_integral_value() else float(cut)
 
 
 def regexp(pattern: Any, value: Any) -> int | None:
@@ -237,40 +102,18 @@ def _aggregate(fn: Callable[[list[float]], float], least: int) -> type:
     return Aggregate
 
 
-def format_moment(pattern: Any, value: Any) -> str | None:
-    """A date or timestamp text formatted with strftime directives (`%Y-%m-%d`, `%H:%M`)."""
-    found = _moment(value) if pattern is not None else None
-    return found[0].strftime(str(pattern))[:MAX_TEXT] if found else None
-
-
-def parse_moment(pattern: Any, text: Any, as_date: Any) -> str | None:
-    """A text read with strptime directives, as a date or a timestamp text; a text that does not
-    match is an error, as in the warehouse."""
-    if pattern is None or text is None:
-        return None
-    try:
-        moment = datetime.strptime(str(text), str(pattern))
-    except ValueError:
-        raise raised.fail(f"'{str(text)[:100]}' does not match the format '{str(pattern)[:100]}'") from None
-    return _text(moments.in_utc(moment), bool(as_date))
-
-
 SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
-    "SF_DATEADD": (3, date_add), "SF_DATEDIFF": (3, date_diff), "SF_DATE_TRUNC": (2, date_trunc),
-    "SF_DATE_PART": (2, date_part), "SF_LAST_DAY": (2, last_day), "SPLIT_PART": (3, split_part),
-    "SF_TIMESTAMP_DIFF": (3, elapsed), "SF_IN_ZONE": (3, in_zone),
-    "REGEXP": (2, regexp),
+    "SPLIT_PART": (3, split_part), "REGEXP": (2, regexp),
     "CONTAINS": (2, _strings(lambda a, b: int(str(b) in str(a)))),
     "STARTS_WITH": (2, _strings(lambda a, b: int(str(a).startswith(str(b))))),
     "ENDS_WITH": (2, _strings(lambda a, b: int(str(a).endswith(str(b))))),
     "SF_LEFT": (2, _strings(lambda a, n: str(a)[:max(int(n), 0)])),
     "SF_RIGHT": (2, _strings(lambda a, n: str(a)[-int(n):] if int(n) > 0 else "")),
     "LPAD": (-1, _pad(True)), "RPAD": (-1, _pad(False)),
-    "INITCAP": (1, _strings(lambda a: str(a).title())),
+    "INITCAP": (-1, _strings(initcap)),
     "REVERSE": (1, _strings(lambda a: str(a)[::-1])),
-    "FORMAT_MOMENT": (2, format_moment), "PARSE_MOMENT": (3, parse_moment),
     "CONTAINS_SUBSTR": (2, _strings(lambda a, b: int(str(b).casefold() in str(a).casefold()))),
-    "TRUNC": (-1, _strings(lambda x, d=0: math.trunc(float(x) * 10 ** int(d)) / 10 ** int(d))),
+    "TRUNC": (-1, _strings(truncated)),
 }
 AGGREGATES: dict[str, type] = {
     "SF_MEDIAN": _aggregate(statistics.median, 1),
@@ -304,7 +147,7 @@ class _ListAgg:
 def register(conn: sqlite3.Connection) -> None:
     """Make the functions above, and those the checks of `sqlfront.guards` call, callable in SQL
     on `conn`."""
-    for name, (arity, fn) in (SCALARS | guards.FUNCTIONS).items():
+    for name, (arity, fn) in (SCALARS | dates.FUNCTIONS | guards.FUNCTIONS).items():
         conn.create_function(name, arity, fn, deterministic=True)
     for name, aggregate in AGGREGATES.items():
         conn.create_aggregate(name, 1, aggregate)

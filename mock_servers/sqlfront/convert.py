@@ -130,9 +130,24 @@ def to_bool(value: Any, dialect: Dialect) -> int:
     return found
 
 
+def _unmodelled(value: str, dialect: Dialect) -> None:
+    """Snowflake reads a text of digits as seconds since the epoch, and its zone names are not
+    the ones we read: both UNIMPLEMENTED rather than guessed."""
+    if dialect.bigquery:
+        return
+    if value.strip().isdigit():
+        raise Unconvertible(ToolFailure(Code.UNIMPLEMENTED, "timestamps given as seconds since the epoch are "
+                                        "not supported"))
+    if moments.names_zone(value):
+        raise Unconvertible(ToolFailure(Code.UNIMPLEMENTED, "time zone names in timestamp texts are not supported; "
+                                        "give an offset (+HH:MM) or UTC"))
+
+
 def moment_of(value: str, source: LogicalType | None, dialect: Dialect) -> datetime | None:
     """The moment a stored or written value is: aware when it is an instant (a BigQuery
     TIMESTAMP, a TIMESTAMP_LTZ stored in UTC, a text naming its zone), naive for a wall time."""
+    if source is None or source.kind == "text":
+        _unmodelled(value, dialect)
     moment = moments.parse(value)
     if moment is None or moment.tzinfo is not None or source is None:
         return moment
@@ -178,6 +193,7 @@ def to_date(value: Any, source: LogicalType | None, dialect: Dialect) -> str:
         if day is None:
             raise _bad(dialect, "date", value)
         return day.isoformat()
+    _unmodelled(value, dialect)
     moment = moments.parse(value)  # Snowflake reads a timestamp text as its date
     if moment is None:
         raise _bad(dialect, "date", value)

@@ -202,7 +202,8 @@ _FORMAT_ELEMENTS = frozenset("aAbBcCdDeFgGhHIjmMnpRSTtuUVwWxXyYZz%")  # what str
 
 def _checked_format(pattern: str) -> str:
     """`pattern`, whose every `%` element is one both the warehouse and Python's strftime read
-    alike; another is UNIMPLEMENTED (it would be written out wrongly, not refused)."""
+    alike (`%-d`: sqlglot's spelling of an unpadded number); another is UNIMPLEMENTED (it would
+    be written out wrongly, not refused)."""
     elements = pattern.split("%")
     skip = False
     for piece in elements[1:]:
@@ -212,8 +213,8 @@ def _checked_format(pattern: str) -> str:
         if not piece:
             skip = True  # `%%`
             continue
-        if piece[0] not in _FORMAT_ELEMENTS:
-            raise raised.fail(f"format element %{piece[0]} is not supported", Code.UNIMPLEMENTED)
+        if piece.lstrip("-")[:1] not in _FORMAT_ELEMENTS:
+            raise raised.fail(f"format element %{piece[:1]} is not supported", Code.UNIMPLEMENTED)
     return pattern
 
 
@@ -228,8 +229,9 @@ def parse_moment(pattern: Any, text: Any, as_date: Any) -> str | None:
     match is an error, as in the warehouse."""
     if pattern is None or text is None:
         return None
+    reading = _checked_format(str(pattern)).replace("%-", "%").replace("%e", "%d")  # strptime reads either
     try:
-        moment = datetime.strptime(str(text), _checked_format(str(pattern)))
+        moment = datetime.strptime(str(text), reading)
     except ValueError:
         raise raised.fail(f"'{str(text)[:100]}' does not match the format '{str(pattern)[:100]}'") from None
     return _text(moments.in_utc(moment), bool(as_date))

@@ -24,7 +24,7 @@ NATIVE: frozenset[type[exp.Expression]] = frozenset({
     exp.Ceil, exp.Sign, exp.Mod, exp.Replace, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Left,
     exp.Right, exp.Pad, exp.Initcap, exp.Reverse, exp.SplitPart, exp.RegexpLike, exp.Trunc,
     exp.AnyValue, exp.LogicalAnd, exp.LogicalOr, exp.CountIf, exp.SafeDivide, exp.Stddev,
-    exp.StddevSamp, exp.Variance, exp.And, exp.Or, exp.Exists,
+    exp.Variance, exp.And, exp.Or, exp.Exists,
 })
 OURS = frozenset(SCALARS) | frozenset(dates.FUNCTIONS) | frozenset(AGGREGATES)
 _ANONYMOUS = {"DATE_PART": "SF_DATE_PART"}
@@ -43,7 +43,7 @@ _INITCAP_DEFAULTS = frozenset({' \t\n\r\x0c\x0b\\[\\](){}/|<>!?@"^#$&~_,.:;*%+\\
                                ' \t\n\r\x0c\x0b!?@"^#$&~_,.:;+\\-*%/|\\[\\](){}<>'})
 _RENAMED: dict[type[exp.Expression], str] = {exp.Left: "SF_LEFT", exp.Right: "SF_RIGHT"}  # keywords in SQLite
 _AGGREGATES: dict[type[exp.Expression], str] = {
-    exp.Median: "SF_MEDIAN", exp.StddevPop: "SF_STDDEV_POP", exp.VariancePop: "SF_VAR_POP"}
+    exp.Median: "SF_MEDIAN", exp.StddevPop: "SF_STDDEV_POP", exp.VariancePop: "SF_VAR_POP", exp.StddevSamp: "STDDEV"}
 
 
 def _call(name: str, *args: exp.Expression | None) -> exp.Anonymous:
@@ -133,6 +133,9 @@ def _replacement(node: exp.Expression, now: Callable[[], datetime]) -> exp.Expre
         return _call(_RENAMED[type(node)], node.this, node.expression)
     if isinstance(node, exp.Trunc) and node.args.get("decimals") is not None:  # SQLite's trunc() takes one argument
         return _call("TRUNC", node.this, node.args["decimals"])
+    places = node.args.get("decimals") if isinstance(node, exp.Round) else None
+    if places is not None and not (isinstance(places, exp.Literal) and places.is_int):  # SQLite reads -1 as 0
+        return _call("SF_ROUND", node.this, places)
     if isinstance(node, exp.Ceil | exp.Floor) and node.args.get("decimals") is not None:
         raise _unsupported(f"{node.sql_name()} with a scale")
     if isinstance(node, exp.Initcap):

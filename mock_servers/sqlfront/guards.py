@@ -94,8 +94,15 @@ def _in_sql(value: exp.Expression, source: LogicalType, target: LogicalType,
 
 def _cast(node: exp.Cast, scope: Scope, dialect: Dialect) -> exp.Expression:
     target = types.from_datatype(node.to)
+    if target.kind not in ("text", "int", "decimal", "float", "bool", "date", "timestamp"):
+        raise ToolFailure(Code.UNIMPLEMENTED, f"CAST to {node.to.sql(dialect.name)} is not supported")
     safe = isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
     is_constant, value, source = _literal_value(node.this)
+    if not is_constant:
+        source = type_of(node.this, scope)
+    if source is not None and source.kind in ("time", "binary"):
+        raise ToolFailure(Code.UNIMPLEMENTED, f"CAST of {source.text} values is not supported")
+    done = _in_sql(node.this, source, target, dialect) if source is not None and source.kind != "other" else None
     if is_constant:
         try:
             return typed(_constant(convert.convert(value, source, target, dialect)), target)
@@ -103,12 +110,6 @@ def _cast(node: exp.Cast, scope: Scope, dialect: Dialect) -> exp.Expression:
             if safe and exc.failure.code == Code.INVALID_ARGUMENT:
                 return typed(exp.Null(), target)
             raise exc.failure from None
-    if target.kind not in ("text", "int", "decimal", "float", "bool", "date", "timestamp"):
-        raise ToolFailure(Code.UNIMPLEMENTED, f"CAST to {node.to.sql(dialect.name)} is not supported")
-    source = type_of(node.this, scope)
-    if source is not None and source.kind in ("time", "binary"):
-        raise ToolFailure(Code.UNIMPLEMENTED, f"CAST of {source.text} values is not supported")
-    done = _in_sql(node.this, source, target, dialect) if source is not None and source.kind != "other" else None
     if done is None:
         done = exp.Anonymous(this="SQ_CAST", expressions=[
             node.this, exp.Literal.string(source.portable if source else ""), exp.Literal.string(target.portable),

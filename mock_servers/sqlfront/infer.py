@@ -80,6 +80,9 @@ def _anonymous(node: exp.Anonymous, scope: Scope) -> LogicalType | None:
         return types.INT
     if name == "SF_LAST_DAY":
         return types.DATE
+    if name in ("SF_ROUND", "TRUNC"):
+        return _rounded(type_of(node.expressions[0], scope), node.expressions[1] if len(node.expressions) > 1 else None,
+                        scope)
     if name in ("SF_MEDIAN", "STDDEV", "VARIANCE", "SF_STDDEV_POP", "SF_VAR_POP"):
         return types.FLOAT
     return None
@@ -95,22 +98,27 @@ def literal_type(node: exp.Literal, bigquery: bool = False) -> LogicalType:
     return types.decimal(len(text.partition(".")[2]))
 
 
+def _rounded(inner: LogicalType | None, digits: exp.Expression | None, scope: Scope) -> LogicalType | None:
+    """The type of ROUND, TRUNC, CEIL or FLOOR of a value of type `inner` to `digits` places."""
+    if inner is not None and (inner.kind == "float" or (scope.bigquery and inner.kind == "int")):
+        return types.FLOAT  # BigQuery rounds an INT64 as a FLOAT64
+    if scope.bigquery and inner is not None and inner.kind == "decimal":
+        return inner
+    if digits is None:
+        return types.INT
+    if isinstance(digits, exp.Literal):
+        return types.decimal(int(digits.name))
+    return types.INT if isinstance(digits, exp.Neg) else None
+
+
 def _function(node: exp.Expression, scope: Scope) -> LogicalType | None:
     if isinstance(node, exp.Avg):
         inner = type_of(node.this, scope)
         if scope.bigquery and inner is not None and inner.kind == "int":
             return types.FLOAT
         return _merge(inner, inner, max(inner.scale if inner else 0, 6), scope)
-    if isinstance(node, exp.Round):
-        digits = node.args.get("decimals")
-        inner = type_of(node.this, scope)
-        if inner is not None and (inner.kind == "float" or (scope.bigquery and inner.kind == "int")):
-            return types.FLOAT  # BigQuery rounds an INT64 as a FLOAT64
-        if scope.bigquery and inner is not None and inner.kind == "decimal":
-            return inner
-        if digits is None:
-            return types.INT
-        return types.decimal(int(digits.name)) if isinstance(digits, exp.Literal) else None
+    if isinstance(node, exp.Round | exp.Trunc | exp.Ceil | exp.Floor):
+        return _rounded(type_of(node.this, scope), node.args.get("decimals"), scope)
     if isinstance(node, exp.Coalesce | exp.If | exp.Case):
         branches = [node.this, *node.expressions] if isinstance(node, exp.Coalesce) else \
             [node.args.get("true"), node.args.get("false")] if isinstance(node, exp.If) else \

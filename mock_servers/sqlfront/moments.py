@@ -79,6 +79,12 @@ def parse(text: str) -> datetime | None:
     return moment.replace(tzinfo=zone_of) if isinstance(zone_of, tzinfo) else moment
 
 
+def names_zone(text: str) -> bool:
+    """Whether a date-time text names its zone by an IANA name (`America/New_York`)."""
+    found = _TEXT.fullmatch(text)
+    return bool(found and found["name"])
+
+
 def parse_date(text: str) -> date | None:
     """The date a `YYYY-[M]M-[D]D` text spells, None when it is none."""
     found = _DATE.fullmatch(text)

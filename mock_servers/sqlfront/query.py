@@ -15,6 +15,7 @@ from sqlglot.errors import SqlglotError
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.limits import MAX_INT
+from mock_servers.sqlfront import dialect as words
 from mock_servers.sqlfront import functions, guards, infer, names, raised, types
 from mock_servers.sqlfront.dialect import Dialect
 from mock_servers.sqlfront.infer import Scope
@@ -96,6 +97,8 @@ def running(prepared: Prepared) -> Iterator[None]:
     except sqlite3.Error as exc:
         if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
             raise
+        if str(exc) == "integer overflow":  # SQLite's SUM past 64 bits
+            raise words.overflow(prepared.scope.dialect, "SUM") from None
         raise raised.failure(exc, names.logical(str(exc), prepared.tables)) from None
 
 

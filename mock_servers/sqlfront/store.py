@@ -49,11 +49,11 @@ def _numbers(cursor: sqlite3.Cursor, table: str, info: ColumnInfo, ref: TableRef
 def _stored_form(column: str, info: ColumnInfo, dialect: Dialect) -> str:
     """The SQL condition that a value of a date or timestamp column is in its stored form (a
     valid date or time, spelt as `moments` spells it)."""
-    if info.type.kind == "date":
-        return f"({column} GLOB '{_DIGITS}' AND date({column}) IS {column})"
+    if info.type.kind == "date":  # the modifier makes SQLite carry an impossible day over (Feb 30: Mar 2)
+        return f"({column} GLOB '{_DIGITS}' AND date({column}, '+0 days') IS {column})"
     zone = _OFFSET if info.type.flavor == "tz" and not dialect.bigquery else ""
     spelt = f"({column} GLOB '{_CLOCK}{zone}' OR {column} GLOB '{_CLOCK}.[0-9][0-9][0-9][0-9][0-9][0-9]{zone}')"
-    return f"({spelt} AND {column} NOT GLOB '*.000000*' AND datetime({column}) IS substr({column}, 1, 19))"
+    return f"({spelt} AND {column} NOT GLOB '*.000000*' AND datetime({column}, '+0 days') IS substr({column}, 1, 19))"
 
 
 def _moments(cursor: sqlite3.Cursor, table: str, info: ColumnInfo, ref: TableRef, dialect: Dialect) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 import statistics
 from collections.abc import Callable
-from decimal import ROUND_DOWN, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Any
 
 import regex
@@ -42,11 +42,20 @@ def initcap(value: Any, delimiters: Any = None) -> str:
     return "".join(out)
 
 
+def _to_places(value: Any, places: Any, rounding: str) -> int | float:
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+    done = number.quantize(Decimal(1).scaleb(-int(places)), rounding=rounding)
+    return float(done) if isinstance(value, float) else int(done) if done == done.to_integral_value() else float(done)
+
+
 def truncated(value: Any, places: Any = 0) -> int | float:
     """TRUNC(x, d): `x` cut (toward zero) to `d` decimal places (tens, hundreds for d < 0)."""
-    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
-    cut = number.quantize(Decimal(1).scaleb(-int(places)), rounding=ROUND_DOWN)
-    return float(cut) if isinstance(value, float) else int(cut) if cut == cut.to_integral_value() else float(cut)
+    return _to_places(value, places, ROUND_DOWN)
+
+
+def rounded(value: Any, places: Any) -> int | float:
+    """ROUND(x, d) half away from zero, for the places SQLite's ROUND does not take (d < 0)."""
+    return _to_places(value, places, ROUND_HALF_UP)
 
 
 def regexp(pattern: Any, value: Any) -> int | None:
@@ -113,7 +122,7 @@ SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
     "INITCAP": (-1, _strings(initcap)),
     "REVERSE": (1, _strings(lambda a: str(a)[::-1])),
     "CONTAINS_SUBSTR": (2, _strings(lambda a, b: int(str(b).casefold() in str(a).casefold()))),
-    "TRUNC": (-1, _strings(truncated)),
+    "TRUNC": (-1, _strings(truncated)), "SF_ROUND": (2, _strings(rounded)),
 }
 AGGREGATES: dict[str, type] = {
     "SF_MEDIAN": _aggregate(statistics.median, 1),

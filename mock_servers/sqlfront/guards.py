@@ -26,7 +26,7 @@ from mock_servers.core.limits import MAX_INT, MIN_INT
 from mock_servers.sqlfront import convert, maths, moments, raised, types
 from mock_servers.sqlfront import dialect as words
 from mock_servers.sqlfront.dialect import Dialect
-from mock_servers.sqlfront.infer import Scope, type_of, typed
+from mock_servers.sqlfront.infer import Scope, literal_type, type_of, typed
 from mock_servers.sqlfront.types import LogicalType
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -36,7 +36,7 @@ _TEMPORAL = ("date", "timestamp")
 _NUMBERS = ("int", "decimal", "float")
 
 
-def _literal_value(node: exp.Expression) -> tuple[bool, Any, LogicalType | None]:
+def _literal_value(node: exp.Expression, dialect: Dialect) -> tuple[bool, Any, LogicalType | None]:
     """(whether `node` is a constant, its value, its type) for a literal, TRUE/FALSE or NULL."""
     if isinstance(node, exp.Null):
         return True, None, None
@@ -45,9 +45,8 @@ def _literal_value(node: exp.Expression) -> tuple[bool, Any, LogicalType | None]
     if isinstance(node, exp.Literal):
         if node.is_string:
             return True, node.this, types.TEXT
-        text = node.this
-        number = int(text) if text.isdigit() else float(text)
-        return True, number, types.INT if isinstance(number, int) else types.FLOAT
+        return True, int(node.this) if node.this.isdigit() else float(node.this), \
+            literal_type(node, dialect.bigquery)
     return False, None, None
 
 
@@ -97,11 +96,12 @@ def _cast(node: exp.Cast, scope: Scope, dialect: Dialect) -> exp.Expression:
     if target.kind not in ("text", "int", "decimal", "float", "bool", "date", "timestamp"):
         raise ToolFailure(Code.UNIMPLEMENTED, f"CAST to {node.to.sql(dialect.name)} is not supported")
     safe = isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
-    is_constant, value, source = _literal_value(node.this)
+    is_constant, value, source = _literal_value(node.this, dialect)
     if not is_constant:
         source = type_of(node.this, scope)
     if source is not None and source.kind in ("time", "binary"):
         raise ToolFailure(Code.UNIMPLEMENTED, f"CAST of {source.text} values is not supported")
+    # (a cast between kinds that do not convert is refused here, of a literal too)
     done = _in_sql(node.this, source, target, dialect) if source is not None and source.kind != "other" else None
     if is_constant:
         try:
@@ -119,9 +119,12 @@ def _cast(node: exp.Cast, scope: Scope, dialect: Dialect) -> exp.Expression:
 
 def _coerce(node: exp.Expression, scope: Scope, dialect: Dialect) -> None:
     """Read the text literals compared with a date or timestamp as values of its type."""
-    sides = [node.this, *(node.expressions if isinstance(node, exp.In) else [])] if isinstance(node, exp.In) \
-        else [node.this, node.args.get("low"), node.args.get("high")] if isinstance(node, exp.Between) \
-        else [node.this, node.expression]
+    if isinstance(node, exp.In):
+        sides = [node.this, *node.expressions]
+    elif isinstance(node, exp.Between):
+        sides = [node.this, node.args.get("low"), node.args.get("high")]
+    else:
+        sides = [node.this, node.expression]
     kinds = [type_of(s, scope) if s is not None and not isinstance(s, exp.Literal) else None for s in sides]
     target = next((k for k in kinds if k is not None and k.kind in _TEMPORAL), None)
     if target is None:

@@ -110,9 +110,15 @@ def _rows(unnest: exp.Unnest) -> exp.Query:
     raise _unsupported(f"UNNEST of {source.sql('bigquery')[:60]}")
 
 
+_ARRAYS = frozenset({exp.Unnest, exp.Array, exp.GenerateSeries, exp.GenerateDateArray})
+
+
 def lower(tree: exp.Expression) -> exp.Expression:
     """`tree` with every UNNEST made rows of a subquery; an array anywhere else is UNIMPLEMENTED."""
-    for unnest in list(tree.find_all(exp.Unnest)):
+    found = [node for node in tree.walk() if type(node) in _ARRAYS]  # one walk, usually finding nothing
+    if not found:
+        return tree
+    for unnest in [node for node in found if isinstance(node, exp.Unnest)]:
         rows = _rows(unnest)
         if isinstance(unnest.parent, exp.In):
             unnest.parent.set("unnest", None)

@@ -19,6 +19,11 @@ _DATE_FUNCTIONS = (exp.DateAdd, exp.DateSub, exp.DateDiff, exp.DateTrunc)
 _TIMESTAMP_FUNCTIONS = (exp.TimestampAdd, exp.TimestampSub, exp.TimestampDiff, exp.TimestampTrunc)
 _DATETIME_FUNCTIONS = (exp.DatetimeAdd, exp.DatetimeSub, exp.DatetimeDiff, exp.DatetimeTrunc)
 _PARTS = {"WEEK": "WEEK_SUNDAY", "DAYOFWEEK": "DAYOFWEEK_FROM_1"}  # GoogleSQL's weeks start on Sunday
+_COERCING = _DATE_FUNCTIONS + _TIMESTAMP_FUNCTIONS + _DATETIME_FUNCTIONS
+# the nodes rewritten here, by exact type (a set lookup is the quick test of every node)
+_REWRITTEN = frozenset({*_COERCING, exp.Timestamp, exp.Date, exp.Datetime, exp.AtTimeZone, exp.TimeToStr,
+                        exp.StrToDate, exp.StrToTime, exp.ParseDatetime, exp.TsOrDsToTimestamp, exp.TsOrDsToDatetime,
+                        exp.Contains, exp.Extract})
 
 
 def _kind(name: str) -> types.LogicalType:
@@ -83,9 +88,9 @@ def _zoned(node: exp.Expression) -> exp.Expression | None:
 
 
 def _visit(node: exp.Expression) -> exp.Expression:
-    if not isinstance(node, exp.Func | exp.AtTimeZone):  # every rewrite below is of a function
+    if type(node) not in _REWRITTEN:
         return node
-    if isinstance(node, _DATE_FUNCTIONS + _TIMESTAMP_FUNCTIONS + _DATETIME_FUNCTIONS):
+    if isinstance(node, _COERCING):
         _coerced(node)
     zoned = _zoned(node)
     if zoned is not None:

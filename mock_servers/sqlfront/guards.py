@@ -212,29 +212,47 @@ def _outermost(node: exp.Expression, inner: set[int]) -> bool:
     return id(parent) not in inner
 
 
-def lower(tree: exp.Expression, scope: Scope, dialect: Dialect) -> exp.Expression:
-    """`tree` with the checks above made part of it (changed in place; the tree is returned)."""
-    tree = maths.lower(tree, dialect.name)
-    for literal in list(tree.find_all(exp.Literal)):
-        _wide_literal(literal, dialect)
-    for node in reversed(list(tree.find_all(exp.Cast, *_COMPARISONS, exp.In, exp.Between, exp.Ordered))):
+_CASTS_AND_COMPARISONS = (exp.Cast, *_COMPARISONS, exp.In, exp.Between, exp.Ordered)
+_DIVISIONS = (exp.Div, exp.Mod, exp.IntDiv)
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.IntDiv)  # what may make an integer operation
+# what the checks concern, by exact type (a set lookup per node is three times quicker than
+# isinstance against them all; TryCast is the one subclass among them)
+_WATCHED = frozenset({exp.Literal, exp.TryCast, *maths.NODES, *_CASTS_AND_COMPARISONS, *_DIVISIONS, *_INTEGER_OPS})
+
+
+def _casts_and_comparisons(nodes: list[exp.Expression], tree: exp.Expression, scope: Scope,
+                           dialect: Dialect) -> exp.Expression:
+    for node in reversed(nodes):  # inner ones first
         if isinstance(node, exp.Cast):
             replaced = _cast(node, scope, dialect)
             node.replace(replaced)
-            if node is tree:
-                tree = replaced
+            tree = replaced if node is tree else tree
             continue
         if not isinstance(node, exp.Ordered):
             _coerce(node, scope, dialect)
         if not dialect.bigquery and isinstance(node, (*_COMPARISONS, exp.Ordered)):
             _instants(node, scope, dialect)
-    divisions: list[exp.Div | exp.Mod | exp.IntDiv] = list(tree.find_all(exp.Div, exp.Mod, exp.IntDiv))
-    for division in reversed(divisions):
+    return tree
+
+
+def lower(tree: exp.Expression, scope: Scope, dialect: Dialect) -> exp.Expression:
+    """`tree` with the checks above made part of it (changed in place; the tree is returned).
+    One walk finds what they concern (most statements have no cast or arithmetic at all), outer
+    nodes before inner ones."""
+    found = [node for node in tree.walk() if type(node) in _WATCHED]
+    for node in found:
+        if isinstance(node, exp.Literal):
+            _wide_literal(node, dialect)
+        elif isinstance(node, maths.NODES):
+            node.replace(maths.call(node, dialect.name))
+    tree = _casts_and_comparisons([n for n in found if isinstance(n, _CASTS_AND_COMPARISONS)], tree, scope, dialect)
+    for division in reversed([n for n in found if isinstance(n, _DIVISIONS)]):
         division.replace(_division(division, scope, dialect))
-    operations = _integer_ops(tree, scope)
-    inner = {id(node) for node in operations}
-    for node in [n for n in operations if _outermost(n, inner)]:
-        node.replace(_overflow(node.copy(), dialect))
+    if any(isinstance(n, _ARITHMETIC) for n in found):
+        operations = _integer_ops(tree, scope)
+        inner = {id(node) for node in operations}
+        for node in [n for n in operations if _outermost(n, inner)]:
+            node.replace(_overflow(node.copy(), dialect))
     return tree
 
 

@@ -1,7 +1,7 @@
 """SQRT, LN, LOG, LOG10, EXP and POW / POWER as the warehouses compute them: where SQLite gives
 NULL or an infinity (SQRT(-1), LN(0), EXP(1000)), BigQuery raises its floating point errors;
 Snowflake's answers there are not modelled and are UNIMPLEMENTED. The functions run as one SQL
-function of ours, `SQ_MATH`, which `lower` puts in place of each."""
+function of ours, `SQ_MATH`, which `call` puts in place of each."""
 
 from __future__ import annotations
 
@@ -41,19 +41,18 @@ def _named(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
     return None
 
 
-def _visit(node: exp.Expression, dialect: str) -> exp.Expression:
+NODES = (exp.Sqrt, exp.Ln, exp.Exp, exp.Pow, exp.Log)
+
+
+def call(node: exp.Expression, dialect: str) -> exp.Expression:
+    """The call of `SQ_MATH` that computes `node`, one of `NODES` (its arguments move into it)."""
     found = _named(node)
     if found is None:
         return node
     name, arguments = found
-    call = exp.Anonymous(this="SQ_MATH", expressions=[
-        exp.Literal.string(name), exp.Literal.string(dialect), *arguments, *([exp.Null()] * (2 - len(arguments)))])
-    return typed(call, types.FLOAT)
-
-
-def lower(tree: exp.Expression, dialect: str) -> exp.Expression:
-    """`tree` with each of these functions made a call of `SQ_MATH`."""
-    return tree.transform(_visit, dialect, copy=False)
+    return typed(exp.Anonymous(this="SQ_MATH", expressions=[
+        exp.Literal.string(name), exp.Literal.string(dialect), *arguments, *([exp.Null()] * (2 - len(arguments)))]),
+        types.FLOAT)
 
 
 def _number(value: float) -> str:

@@ -39,11 +39,22 @@ def statement_of(call: Call, text: str) -> Statement:
     if statement.kind not in RUNS:
         raise invalid(f"{statement.kind} is not a BigQuery statement; supported: SELECT, INSERT, UPDATE, "
                       "DELETE, MERGE, CREATE TABLE, DROP TABLE, ALTER TABLE, TRUNCATE TABLE")
+    _refuse_parameterized(statement.tree)
     bq_types.exact_numerics(statement.tree)
     statement.tree = bq_arrays.lower(bq_functions.lower(statement.tree))
     if statement.tree.find(exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentDate):
         statement.tree = clock(statement.tree, call.now)
     return statement
+
+
+def _refuse_parameterized(tree: exp.Expression) -> None:
+    """A column declared STRING(L), NUMERIC(P, S), ARRAY<T> or STRUCT<...> is UNIMPLEMENTED: its
+    table would keep neither the bound nor the shape (the catalog holds plain type names)."""
+    for column in tree.find_all(exp.ColumnDef):
+        kind = column.args.get("kind")
+        if isinstance(kind, exp.DataType) and kind.expressions:
+            raise ToolFailure(Code.UNIMPLEMENTED, f"column type {kind.sql(DIALECT)} is not supported; "
+                              "use a plain type name (STRING, NUMERIC, ...)")
 
 
 def statement_type(statement: Statement) -> str:

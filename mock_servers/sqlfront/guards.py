@@ -10,7 +10,8 @@
 - an integer result past 64 bits is BigQuery's overflow error (SQLite would turn it into a
   double), and for Snowflake, whose NUMBER holds it, UNIMPLEMENTED; so is such a literal;
 - Snowflake's TIMESTAMP_TZ values, which keep their offsets, compare and sort as instants;
-- SQRT, LN, LOG, EXP and POW fail where the warehouse does (`sqlfront.maths`)."""
+- SQRT, LN, LOG, EXP and POW fail where the warehouse does (`sqlfront.maths`);
+- LIKE matches case-sensitively (`sqlfront.patterns`), as both warehouses do."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.limits import MAX_INT, MIN_INT
-from mock_servers.sqlfront import convert, maths, moments, raised, types
+from mock_servers.sqlfront import convert, maths, moments, patterns, raised, types
 from mock_servers.sqlfront import dialect as words
 from mock_servers.sqlfront.dialect import Dialect
 from mock_servers.sqlfront.infer import Scope, literal_type, type_of, typed
@@ -217,7 +218,8 @@ _DIVISIONS = (exp.Div, exp.Mod, exp.IntDiv)
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.IntDiv)  # what may make an integer operation
 # what the checks concern, by exact type (a set lookup per node is three times quicker than
 # isinstance against them all; TryCast is the one subclass among them)
-_WATCHED = frozenset({exp.Literal, exp.TryCast, *maths.NODES, *_CASTS_AND_COMPARISONS, *_DIVISIONS, *_INTEGER_OPS})
+_WATCHED = frozenset({exp.Literal, exp.TryCast, exp.Like, exp.Escape, *maths.NODES, *_CASTS_AND_COMPARISONS,
+                      *_DIVISIONS, *_INTEGER_OPS})
 
 
 def _casts_and_comparisons(nodes: list[exp.Expression], tree: exp.Expression, scope: Scope,
@@ -245,6 +247,10 @@ def lower(tree: exp.Expression, scope: Scope, dialect: Dialect) -> exp.Expressio
             _wide_literal(node, dialect)
         elif isinstance(node, maths.NODES):
             node.replace(maths.call(node, dialect.name))
+        elif isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
+            node.replace(patterns.lower(node.this, node.expression, dialect))
+        elif isinstance(node, exp.Like) and not isinstance(node.parent, exp.Escape) and node.parent is not None:
+            node.replace(patterns.lower(node, None, dialect))
     tree = _casts_and_comparisons([n for n in found if isinstance(n, _CASTS_AND_COMPARISONS)], tree, scope, dialect)
     for division in reversed([n for n in found if isinstance(n, _DIVISIONS)]):
         division.replace(_division(division, scope, dialect))
@@ -314,4 +320,4 @@ def overflow(symbol: str, left: Any, right: Any, dialect: str) -> Any:
 
 FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "SQ_CAST": (6, cast), "SQ_INSTANT": (2, instant), "SQ_DIVISION_BY_ZERO": (4, division_by_zero),
-    "SQ_OVERFLOW": (4, overflow), "SQ_MATH": (4, maths.compute)}
+    "SQ_OVERFLOW": (4, overflow), "SQ_MATH": (4, maths.compute), "SQ_LIKE": (3, patterns.like)}

@@ -106,7 +106,7 @@ def _rounded(inner: LogicalType | None, digits: exp.Expression | None, scope: Sc
         return inner
     if digits is None:
         return types.INT
-    if isinstance(digits, exp.Literal):
+    if isinstance(digits, exp.Literal) and digits.is_int:
         return types.decimal(int(digits.name))
     return types.INT if isinstance(digits, exp.Neg) else None
 

@@ -1,15 +1,16 @@
 """What a write leaves in a table is what its declared types hold, as in the warehouse: numbers
 rounded to their column's scale (whole numbers for NUMBER(p,0)), booleans as 0/1, dates and
 timestamps in their one stored form (`sqlfront.moments`; a TIMESTAMP_TZ keeps its offset),
-and a value the type cannot hold (text in a numeric column, a timestamp that is no time) an
-error: the whole statement then rolls back."""
+and a value the type cannot hold (text in a numeric column, more digits than NUMBER(p,s) or
+characters than VARCHAR(n) hold, a timestamp that is no time) an error: the whole statement
+then rolls back."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from mock_servers.core.errors import invalid
-from mock_servers.sqlfront import convert
+from mock_servers.sqlfront import convert, types
 from mock_servers.sqlfront.dialect import Dialect
 from mock_servers.sqlfront.names import ColumnInfo, TableRef
 from mock_servers.sqlfront.target import ident
@@ -42,8 +43,27 @@ def _numbers(cursor: sqlite3.Cursor, table: str, info: ColumnInfo, ref: TableRef
         scale = info.type.scale
         cursor.execute(f"UPDATE {table} SET {column} = ROUND({column}, {scale}) "
                        f"WHERE {column} <> ROUND({column}, {scale})")
+    if kind in ("int", "decimal") and info.type.precision < 38:  # a declared NUMBER(p,s) holds p digits
+        _refuse_past(cursor, table, column, ref, info)
     elif kind == "bool":
         cursor.execute(f"UPDATE {table} SET {column} = ({column} <> 0) WHERE {column} NOT IN (0, 1)")
+
+
+def _refuse_past(cursor: sqlite3.Cursor, table: str, column: str, ref: TableRef, info: ColumnInfo) -> None:
+    """Refuse a number with more integer digits than NUMBER(p,s) holds (p - s)."""
+    limit = 10 ** (info.type.precision - info.type.scale)
+    bad = cursor.execute(f"SELECT {column} FROM {table} WHERE abs({column}) >= {limit} LIMIT 1").fetchone()
+    if bad is not None:
+        raise invalid(f"value {bad[0]} is out of range for {info.type.text} (column {info.name} of {ref.display})")
+
+
+def _text_length(cursor: sqlite3.Cursor, table: str, info: ColumnInfo, ref: TableRef) -> None:
+    """Refuse a text longer than a VARCHAR(n) (STRING(n)) column holds."""
+    column, most = ident(info.name), int(info.type.text.partition("(")[2].rstrip(")"))
+    bad = cursor.execute(f"SELECT {column} FROM {table} WHERE length({column}) > {most} LIMIT 1").fetchone()
+    if bad is not None:
+        raise invalid(f"value '{str(bad[0])[:100]}' is longer than {info.type.text} holds "
+                      f"(column {info.name} of {ref.display})")
 
 
 def _stored_form(column: str, info: ColumnInfo, dialect: Dialect) -> str:
@@ -80,3 +100,5 @@ def conform(cursor: sqlite3.Cursor, ref: TableRef, dialect: Dialect) -> None:
             _numbers(cursor, table, info, ref)
         elif info.type.kind in ("date", "timestamp"):
             _moments(cursor, table, info, ref, dialect)
+        elif info.type.kind == "text" and "(" in info.type.text and info.type.text != types.TEXT.text:
+            _text_length(cursor, table, info, ref)

@@ -232,7 +232,8 @@ def _casts_and_comparisons(nodes: list[exp.Expression], tree: exp.Expression, sc
             continue
         if not isinstance(node, exp.Ordered):
             _coerce(node, scope, dialect)
-        if not dialect.bigquery and isinstance(node, (*_COMPARISONS, exp.Ordered)):
+        assignment = isinstance(node.parent, exp.Update) and node.arg_key == "expressions"  # UPDATE's SET
+        if not dialect.bigquery and isinstance(node, (*_COMPARISONS, exp.Ordered)) and not assignment:
             _instants(node, scope, dialect)
     return tree
 

@@ -30,12 +30,13 @@ from generators.common import create_world
 from loca.core.world import World, WorldMeta
 from mock_servers import google_cloud
 from mock_servers.core.toolkit import ServerRuntime, Toolbox
-from mock_servers.google_cloud import bq_functions, bq_types
+from mock_servers.google_cloud import bq_arrays, bq_functions, bq_types
 from mock_servers.google_cloud import seed as bq_seed
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.snowflake import seed, toolbox
 from mock_servers.snowflake.catalog import SnowflakeCatalog
 from mock_servers.sqlfront import parse, query, udf
+from mock_servers.sqlfront.dialect import Dialect
 
 ROOT = Path(__file__).resolve().parent
 SECTION = "## SQL front end: snowflake read_query against SQLite"
@@ -122,10 +123,10 @@ def bq_transpiled(runtime: ServerRuntime, sql: str) -> str:
     """The SQLite text bigquery_run_query runs for `sql` (with its row window)."""
     with runtime.db.read() as session:
         statement = parse(sql, "bigquery", fold=False)
-        tree = bq_functions.lower(bq_types.exact_numerics(statement.tree))
+        tree = bq_arrays.lower(bq_functions.lower(bq_types.exact_numerics(statement.tree)))
         cat = BigQueryCatalog(session, "local-project", lambda: runtime.world.clock.at(0))
         query.name_outputs(tree, "bigquery")
-        prepared = query.prepare(tree, cat, lambda: runtime.world.clock.at(0))
+        prepared = query.prepare(tree, cat, lambda: runtime.world.clock.at(0), Dialect("bigquery"))
         prepared.tree = query.limit_rows(prepared.tree, 10_001)
         return prepared.sql()
 
@@ -136,7 +137,7 @@ def transpiled(runtime: ServerRuntime, sql: str) -> str:
         statement = parse(sql, "snowflake")
         cat = SnowflakeCatalog(session, ("BENCH", "PUBLIC"), lambda: runtime.world.clock.at(0))
         query.name_outputs(statement.tree, "snowflake")
-        prepared = query.prepare(statement.tree, cat, lambda: runtime.world.clock.at(0))
+        prepared = query.prepare(statement.tree, cat, lambda: runtime.world.clock.at(0), Dialect("snowflake"))
         prepared.tree = query.limit_rows(prepared.tree, 10_001)
         return prepared.sql()
 

@@ -1,6 +1,8 @@
 """What the SQL corpora of the SQL services share: loading a corpus, the seeded world they run
-on, the expectation of an error case, and the mutated statements of the fuzz (corpus statements
-with one token dropped, duplicated, replaced or swapped, reproducibly)."""
+on, the expectation of an error case, the mutated statements of the fuzz (corpus statements
+with one token dropped, duplicated, replaced or swapped, reproducibly), and what a corpus
+covers (the functions its statements call, the types they cast to), which the tools'
+descriptions must list."""
 
 from __future__ import annotations
 
@@ -10,7 +12,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import sqlglot
 import yaml
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
@@ -71,3 +78,48 @@ def mutations(sqls: Sequence[str], token: re.Pattern[str], extra: Sequence[str],
             case _:
                 tokens[i], tokens[j] = tokens[j], tokens[i]
         yield " ".join(tokens)
+
+
+_NOT_FUNCTIONS = frozenset({"EXISTS", "INSERT", "AND", "OR", "NOT", "IN", "VALUES"})
+_WEEKDAYS = frozenset({"SUNDAY", "MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY"})
+
+
+def _works(case: dict[str, Any]) -> bool:
+    """Whether a case shows what a tool runs: a result, or a documented error of running it."""
+    return case.get("error") != "UNIMPLEMENTED"
+
+
+def called_functions(cases: Sequence[dict[str, Any]], dialect: str) -> set[str]:
+    """The functions (as the statements spell them) that the working cases call: names the
+    dialect's parser knows, written before a parenthesis (not after a dot: a table's name)."""
+    known = set(Dialect.get_or_raise(dialect).parser_class.FUNCTIONS) | \
+        set(Dialect.get_or_raise(dialect).parser_class.FUNCTION_PARSERS)
+    found = set()
+    for case in filter(_works, cases):
+        try:
+            tokens = sqlglot.tokenize(case["sql"], read=dialect)
+        except SqlglotError:
+            continue  # a case of a syntax error
+        for i, token in enumerate(tokens[:-2]):
+            name = token.text.upper()
+            if tokens[i + 1].token_type != TokenType.L_PAREN or name not in known or name in _NOT_FUNCTIONS:
+                continue
+            if (i and tokens[i - 1].token_type == TokenType.DOT) or tokens[i + 2].text.upper() in _WEEKDAYS:
+                continue  # a table's name; BigQuery's WEEK(MONDAY), a date part
+            found.add(name)
+    return found
+
+
+def cast_types(cases: Sequence[dict[str, Any]], dialect: str, name: Callable[[exp.DataType], str]) -> set[str]:
+    """The types the working cases cast to (CAST, TRY_CAST / SAFE_CAST, `::`, typed literals),
+    each as `name` spells it."""
+    found = set()
+    for case in filter(_works, cases):
+        try:
+            trees = sqlglot.parse(case["sql"], read=dialect)
+        except SqlglotError:
+            continue
+        for tree in trees:
+            if tree is not None:
+                found.update(name(node.to) for node in tree.find_all(exp.Cast, exp.TryCast))
+    return found

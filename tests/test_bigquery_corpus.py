@@ -1,9 +1,11 @@
 """The BigQuery SQL conformance corpus (tests/sql_corpus/bigquery.yaml): every statement with
-its expected rows or error, on the datasets of tests/gcloud_seed.py; and a property test:
-random table contents come back unchanged through INSERT and SELECT."""
+its expected rows or error, on the datasets of tests/gcloud_seed.py; the tool's description
+(its `query` parameter's) lists exactly the functions and casts the corpus covers; and a
+property test: random table contents come back unchanged through INSERT and SELECT."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import shutil
@@ -18,10 +20,10 @@ from hypothesis import strategies as st
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
-from mock_servers.google_cloud import toolbox
+from mock_servers.google_cloud import bq_supported, toolbox
 from tests.gcloud_seed import seeded
 from tests.harness import ServerHarness
-from tests.sql_corpus_support import expect_error, load_corpus, mutations, seeded_world
+from tests.sql_corpus_support import called_functions, cast_types, expect_error, load_corpus, mutations, seeded_world
 
 CORPUS = load_corpus("bigquery")
 WRITES = ("INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE")
@@ -39,7 +41,14 @@ def shared(base: World) -> ServerHarness:
 
 def test_corpus_is_large_and_ids_are_unique() -> None:
     ids = [case["id"] for case in CORPUS]
-    assert len(ids) >= 150 and len(ids) == len(set(ids))
+    assert len(ids) >= 300 and len(ids) == len(set(ids))
+
+
+def test_the_tool_description_lists_exactly_what_the_corpus_covers() -> None:
+    assert sorted(called_functions(CORPUS, "bigquery")) == sorted(bq_supported.FUNCTIONS)
+    assert cast_types(CORPUS, "bigquery", lambda t: t.sql("bigquery").split("(")[0]) == set(bq_supported.CASTS)
+    query = inspect.signature(toolbox.defs["bigquery_run_query"].fn, eval_str=True).parameters["query"].annotation
+    assert any(bq_supported.DESCRIPTION in (getattr(meta, "description", None) or "") for meta in query.__metadata__)
 
 
 def _call(h: ServerHarness, sql: str, **args: Any) -> tuple[str, bool]:

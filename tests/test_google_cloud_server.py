@@ -161,6 +161,19 @@ def test_load_csv_all_or_nothing(h: ServerHarness, world: World) -> None:
     assert ok(h, "bigquery_get_table_info", dataset_id="shop", table_id="people")["num_rows"] == 4
 
 
+def test_load_csv_reads_timestamps_as_casts_do(h: ServerHarness, world: World) -> None:
+    """Zone names and offsets are read (the instant kept in UTC); a DATETIME names no zone."""
+    (world.workspace / "ts.csv").write_text("at\n2025-01-15 10:37:00 America/New_York\n2025-01-15T10:37:00+05:30\n")
+    ok(h, "bigquery_load_csv_data", dataset_id="shop", table_id="stamps", csv_file_path="ts.csv")
+    rows = ok(h, "bigquery_run_query", query="SELECT at FROM shop.stamps ORDER BY at")["rows"]
+    assert rows == [{"at": "2025-01-15 05:07:00 UTC"}, {"at": "2025-01-15 15:37:00 UTC"}]
+    ok(h, "bigquery_run_query", query="CREATE TABLE shop.walls (at DATETIME)")
+    (world.workspace / "walls.csv").write_text("at\n2025-01-15 10:37:00+05:30\n")
+    text = h.fails("bigquery_load_csv_data", "INVALID_ARGUMENT", dataset_id="shop", table_id="walls",
+                   csv_file_path="walls.csv", write_mode="WRITE_APPEND")
+    assert "row 2, column at" in text
+
+
 @pytest.mark.parametrize("path", ["../state.sqlite", "/etc/passwd", "truth/truth.json", "state.sqlite"])
 def test_load_csv_confined_to_workspace(h: ServerHarness, world: World, path: str) -> None:
     (world.truth_dir / "truth.json").write_text("{}")

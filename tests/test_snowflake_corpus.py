@@ -1,9 +1,12 @@
 """The Snowflake SQL conformance corpus (tests/sql_corpus/snowflake.yaml): every statement with
-its expected rows or error, on the warehouse of tests/snowflake_seed.py; and a property test:
-random table contents come back unchanged through INSERT and SELECT."""
+its expected rows or error, on the warehouse of tests/snowflake_seed.py; read_query's
+description (its `query` parameter's) lists exactly the functions and casts the corpus
+covers; and a property test: random table contents come back unchanged through INSERT and
+SELECT."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import shutil
@@ -15,13 +18,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 
 from generators.common import create_world
 from loca.core.world import World, WorldMeta
-from mock_servers.snowflake import toolbox
+from mock_servers.snowflake import supported, toolbox
+from mock_servers.sqlfront import types
 from tests.harness import ServerHarness
 from tests.snowflake_seed import ACCOUNTS, seeded
-from tests.sql_corpus_support import expect_error, load_corpus, mutations, seeded_world
+from tests.sql_corpus_support import called_functions, cast_types, expect_error, load_corpus, mutations, seeded_world
 
 CORPUS = load_corpus("snowflake")
 TOOLS = {"read": ("read_query", "query"), "write": ("write_query", "query"), "create": ("create_table", "query")}
@@ -39,7 +44,18 @@ def shared(base: World) -> ServerHarness:
 
 def test_corpus_is_large_and_ids_are_unique() -> None:
     ids = [case["id"] for case in CORPUS]
-    assert len(ids) >= 150 and len(ids) == len(set(ids))
+    assert len(ids) >= 300 and len(ids) == len(set(ids))
+
+
+def _cast_name(dtype: exp.DataType) -> str:
+    return types.from_datatype(dtype).portable.split("(")[0]
+
+
+def test_the_tool_description_lists_exactly_what_the_corpus_covers() -> None:
+    assert sorted(called_functions(CORPUS, "snowflake")) == sorted(supported.FUNCTIONS)
+    assert cast_types(CORPUS, "snowflake", _cast_name) == set(supported.CASTS)
+    query = inspect.signature(toolbox.defs["read_query"].fn, eval_str=True).parameters["query"].annotation
+    assert any(supported.DESCRIPTION in (getattr(meta, "description", None) or "") for meta in query.__metadata__)
 
 
 def _call(h: ServerHarness, tool: str, sql: str) -> tuple[str, bool]:

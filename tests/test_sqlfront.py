@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sqlglot.parsers.bigquery import BigQueryParser
 
 from mock_servers.core.errors import ToolFailure
-from mock_servers.sqlfront import ColumnInfo, Engine, TableRef, parse, query, udf
+from mock_servers.sqlfront import ColumnInfo, Engine, TableRef, dates, moments, parse, query, udf
 from mock_servers.sqlfront import types as sqltypes
 
 NOW = datetime(2025, 1, 15, 9, 0, tzinfo=UTC)
@@ -137,16 +137,37 @@ def test_a_date_column_shows_each_value_as_one_value_shows(values: list[object])
 
 
 def test_date_functions_follow_the_calendar() -> None:
-    assert udf.date_add("month", 1, "2024-01-31") == "2024-02-29"
-    assert udf.date_add("day", -1, "2024-03-01") == "2024-02-29"
-    assert udf.date_add("hour", 25, "2024-01-01") == "2024-01-02 01:00:00"
-    assert udf.date_diff("month", "2024-01-31", "2024-02-01") == 1
-    assert udf.date_diff("year", "2024-12-31", "2025-01-01") == 1
-    assert udf.date_diff("day", "2024-01-02 23:00:00", "2024-01-03 01:00:00") == 1
-    assert udf.date_trunc("quarter", "2024-05-17") == "2024-04-01"
-    assert udf.last_day("2023-02-10") == "2023-02-28"
+    assert dates.date_add("month", 1, "2024-01-31") == "2024-02-29"
+    assert dates.date_add("day", -1, "2024-03-01") == "2024-02-29"
+    assert dates.date_add("hour", 25, "2024-01-01") == "2024-01-02 01:00:00"
+    assert dates.date_diff("month", "2024-01-31", "2024-02-01") == 1
+    assert dates.date_diff("year", "2024-12-31", "2025-01-01") == 1
+    assert dates.date_diff("day", "2024-01-02 23:00:00", "2024-01-03 01:00:00") == 1
+    assert dates.date_trunc("quarter", "2024-05-17") == "2024-04-01"
+    assert dates.last_day("2023-02-10") == "2023-02-28"
     assert udf.split_part("a,b,c", ",", -1) == "c" and udf.split_part("a,b", ",", 5) == ""
-    assert udf.date_add("fortnight", 1, "2024-01-01") is None
+    assert dates.date_add("fortnight", 1, "2024-01-01") is None
+
+
+def test_weeks_start_on_the_day_their_part_names() -> None:
+    """WEEK is Snowflake's (Monday), WEEK_SUNDAY BigQuery's; the offset of a TIMESTAMP_TZ stays."""
+    assert dates.date_trunc("week", "2017-10-15") == "2017-10-09"
+    assert dates.date_trunc("WEEK_SUNDAY", "2017-10-14") == "2017-10-08"
+    assert dates.date_diff("WEEK_SUNDAY", "2017-10-14", "2017-10-15") == 1
+    assert dates.date_diff("week", "2017-10-14", "2017-10-15") == 0
+    assert dates.date_part("WEEK_SUNDAY", "2017-10-15") == 42 and dates.date_part("ISOWEEK", "2017-10-15") == 41
+    assert dates.date_part("DAYOFWEEK", "2017-10-15") == 0 and dates.date_part("DAYOFWEEK_FROM_1", "2017-10-15") == 1
+    assert dates.date_add("hour", 1, "2025-01-15 10:37:00+05:00") == "2025-01-15 11:37:00+05:00"
+
+
+def test_texts_of_moments_are_read_with_their_zones() -> None:
+    assert moments.parse("2025-01-15 10:37:00 UTC") == datetime(2025, 1, 15, 10, 37, tzinfo=UTC)
+    assert moments.in_utc(moments.parse("2025-01-15 10:37:00 America/New_York")) == datetime(2025, 1, 15, 15, 37)
+    assert moments.in_utc(moments.parse("2025-01-15T10:37:00.5+0530")) == datetime(2025, 1, 15, 5, 7, 0, 500000)
+    assert moments.parse("2025-1-5 9:05:00") == datetime(2025, 1, 5, 9, 5)
+    for bad in ("2025-02-30", "2025-01-15 25:00:00", "2025-01-15 10:00:00 Mars/Base", "soon",
+                "2025-01-15 10:00:00.1234567"):
+        assert moments.parse(bad) is None, bad
 
 
 @pytest.mark.parametrize("sql", [

@@ -12,7 +12,7 @@ from mock_servers.core import files, sql
 from mock_servers.core.errors import Code, ToolFailure, not_found
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
-from mock_servers.google_cloud import base, bq_catalog, bq_load, bq_query, bq_types, gcs
+from mock_servers.google_cloud import base, bq_catalog, bq_load, bq_query, bq_supported, bq_types, gcs
 from mock_servers.google_cloud.base import toolbox
 from mock_servers.sqlfront import ColumnSpec, TableRef
 from mock_servers.sqlfront.ddl import create_physical
@@ -46,7 +46,8 @@ def _table(call: Call, dataset_id: str, table_id: str) -> TableRef:
               narrow_hint="lower max_results, select fewer columns, or page with start_index")
 def bigquery_run_query(
         call: Call,
-        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY, description="One GoogleSQL statement")],
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY,
+                                    description=f"One GoogleSQL statement. {bq_supported.DESCRIPTION}")],
         dry_run: Annotated[bool, Field(description="Check the statement and report its schema without "
                                        "running it")] = False,
         max_results: Annotated[int, Field(ge=1, le=10_000, description="Rows to return (default 1000, "
@@ -61,7 +62,8 @@ def bigquery_run_query(
     DML {job_id,statement_type,num_dml_affected_rows}; DDL {job_id,statement_type,ddl_target_table};
     dry_run {statement_type,schema,valid} and changes nothing. Values: INT64 integers, NUMERIC exact,
     BOOL true/false, TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff] UTC', DATETIME 'YYYY-MM-DDTHH:MM:SS',
-    DATE 'YYYY-MM-DD'. One statement per call; unknown functions are UNIMPLEMENTED."""
+    DATE 'YYYY-MM-DD'. One statement per call; the functions, casts and literals it runs are
+    listed with `query`, and any other is UNIMPLEMENTED."""
     if dry_run:
         return bq_query.dry_run(call, query)
     return bq_query.run(call, query, max_results, start_index)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import date, datetime
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.google_cloud import bq_types
+from mock_servers.sqlfront import convert as conversions
+from mock_servers.sqlfront.dialect import BIGQUERY, Dialect
+from mock_servers.sqlfront.types import TEXT
 
 _TRUE, _FALSE = {"true", "t", "1", "yes", "y"}, {"false", "f", "0", "no", "n"}
 
@@ -38,17 +41,21 @@ def _bool(text: str) -> int:
     return int(low in _TRUE)
 
 
-def _date(text: str) -> str:
-    return date.fromisoformat(text).isoformat()
+def _moment(kind: str) -> Callable[[str], Any]:
+    """The reader of a DATE, DATETIME or TIMESTAMP text, as a cast reads it (zones included)."""
+    target = bq_types.named(kind)
+
+    def read(text: str) -> Any:
+        try:
+            return conversions.convert(text, TEXT, target, _BIGQUERY)
+        except conversions.Unconvertible:
+            raise ValueError(text) from None
+    return read
 
 
-def _timestamp(text: str) -> str:
-    raw = text[:-4] if text.endswith(" UTC") else text
-    return bq_types.stored(datetime.fromisoformat(raw.replace("Z", "+00:00")), bq_types.named("TIMESTAMP"))
-
-
+_BIGQUERY = Dialect(BIGQUERY)
 PARSERS = {"INT64": _int, "NUMERIC": _numeric, "BIGNUMERIC": _numeric, "FLOAT64": _float, "BOOL": _bool,
-           "DATE": _date, "TIMESTAMP": _timestamp, "DATETIME": _timestamp}
+           "DATE": _moment("DATE"), "TIMESTAMP": _moment("TIMESTAMP"), "DATETIME": _moment("DATETIME")}
 
 
 def read_csv(data: bytes, skip_header: bool) -> tuple[list[str] | None, list[list[str]]]:

@@ -14,7 +14,7 @@ from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
-from mock_servers.google_cloud import base, bq_functions, bq_store, bq_types
+from mock_servers.google_cloud import base, bq_arrays, bq_functions, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, Rows, Statement, parse
 from mock_servers.sqlfront.names import name_parts
@@ -33,17 +33,28 @@ def engine(call: Call, cat: BigQueryCatalog) -> Engine:
 
 
 def statement_of(call: Call, text: str) -> Statement:
-    """The one statement of `text`: NUMERIC without precision read as BigQuery's, the CURRENT_*
-    functions read from the clock."""
+    """The one statement of `text`: NUMERIC without precision read as BigQuery's, its functions
+    and arrays in the front end's terms, the CURRENT_* functions read from the clock."""
     statement = parse(text, DIALECT, fold=False)
     if statement.kind not in RUNS:
         raise invalid(f"{statement.kind} is not a BigQuery statement; supported: SELECT, INSERT, UPDATE, "
                       "DELETE, MERGE, CREATE TABLE, DROP TABLE, ALTER TABLE, TRUNCATE TABLE")
+    _refuse_parameterized(statement.tree)
     bq_types.exact_numerics(statement.tree)
-    statement.tree = bq_functions.lower(statement.tree)
+    statement.tree = bq_arrays.lower(bq_functions.lower(statement.tree))
     if statement.tree.find(exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentDate):
         statement.tree = clock(statement.tree, call.now)
     return statement
+
+
+def _refuse_parameterized(tree: exp.Expression) -> None:
+    """A column declared STRING(L), NUMERIC(P, S), ARRAY<T> or STRUCT<...> is UNIMPLEMENTED: its
+    table would keep neither the bound nor the shape (the catalog holds plain type names)."""
+    for column in tree.find_all(exp.ColumnDef):
+        kind = column.args.get("kind")
+        if isinstance(kind, exp.DataType) and kind.expressions:
+            raise ToolFailure(Code.UNIMPLEMENTED, f"column type {kind.sql(DIALECT)} is not supported; "
+                              "use a plain type name (STRING, NUMERIC, ...)")
 
 
 def statement_type(statement: Statement) -> str:
@@ -143,9 +154,6 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
                               "statement is refused; only SELECT runs")
         target = _target(cat, statement)
         outcome = engine(call, cat).write(statement)
-        written = cat.lookup(target) if target else None
-        if written is not None and not written.physical.startswith("bq_info_"):
-            bq_store.normalize(sql.cursor(call.session), written)
         job_id = _record(call, kind, text)
         if statement.kind in ("INSERT", "UPDATE", "DELETE", "MERGE"):
             return {"job_id": job_id, "statement_type": kind, "num_dml_affected_rows": outcome.rows}

@@ -19,6 +19,7 @@ from typing import Any
 from sqlglot import exp
 
 from mock_servers.core.errors import invalid
+from mock_servers.sqlfront import moments
 from mock_servers.sqlfront import types as sqltypes
 from mock_servers.sqlfront.types import LogicalType
 
@@ -77,16 +78,6 @@ def exact_numerics(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _moment(text: str) -> datetime | None:
-    raw = text.strip()
-    if raw.endswith(" UTC"):
-        raw = raw[:-4]
-    try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def _clock(moment: datetime, sep: str) -> str:
     return moment.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + (f".{moment.microsecond:06d}" if moment.microsecond else "")
 
@@ -130,7 +121,7 @@ def _numeric(base: sqltypes.Convert, scale: int, value: Any) -> Any:
 def _timestamp(base: sqltypes.Convert, zoned: bool, value: Any) -> Any:
     if not isinstance(value, str):
         return base(value)
-    moment = _moment(value)
+    moment = moments.parse(value)
     if moment is None:
         return value
     return timestamp_text(moment) if zoned else _clock(moment.replace(tzinfo=None), "T")

@@ -15,9 +15,10 @@ from sqlmodel import Session
 from mock_servers.core import sql
 from mock_servers.snowflake import catalog
 from mock_servers.snowflake.catalog import SnowflakeCatalog
-from mock_servers.sqlfront import ColumnSpec
+from mock_servers.sqlfront import ColumnSpec, moments
 from mock_servers.sqlfront import types as sqltypes
 from mock_servers.sqlfront.ddl import create_physical
+from mock_servers.sqlfront.dialect import SNOWFLAKE, Dialect
 from mock_servers.sqlfront.store import conform
 
 
@@ -58,7 +59,7 @@ def stored(value: Any) -> Any:
     if isinstance(value, Decimal):
         return float(value)
     if isinstance(value, datetime):
-        return value.replace(tzinfo=None).isoformat(sep=" ", timespec="milliseconds")
+        return moments.text(value)
     if isinstance(value, date):
         return value.isoformat()
     return value
@@ -83,4 +84,4 @@ def build(session: Session, spec: Sequence[DatabaseDef], created: datetime) -> N
                     marks = sql.marks(len(columns))
                     cursor.executemany(f'INSERT INTO "{ref.physical}" VALUES ({marks})',
                                        ([stored(v) for v in row] for row in table.rows))
-                    conform(cursor, ref)
+                    conform(cursor, ref, Dialect(SNOWFLAKE))

@@ -5,6 +5,7 @@ read and write SQL, create a table, and the insights memo (also the resource
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Annotated, Any
 
 import sqlglot
@@ -18,9 +19,9 @@ from mock_servers.core.errors import invalid
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call, Toolbox
-from mock_servers.snowflake import catalog, statements
+from mock_servers.snowflake import catalog, statements, supported
 from mock_servers.snowflake.catalog import SnowflakeCatalog
-from mock_servers.sqlfront import Engine, Statement, parse
+from mock_servers.sqlfront import Engine, Statement, moments, parse, types
 
 DIALECT = "snowflake"
 MAX_ROWS = 10_000
@@ -35,6 +36,8 @@ toolbox = Toolbox("snowflake", table_prefix="sf_", list_keys=("data",),
 build = toolbox.build
 
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY, description="One SQL statement")]
+ReadQuery = Annotated[str, Field(min_length=1, max_length=MAX_QUERY,
+                                 description=f"One SQL statement. {supported.DESCRIPTION}")]
 Name = Annotated[str, Field(min_length=1, max_length=255,
                             description="Name; unquoted is upper-cased, \"quoted\" keeps its case")]
 
@@ -44,7 +47,10 @@ def _catalog(call: Call) -> SnowflakeCatalog:
 
 
 def _engine(call: Call, cat: SnowflakeCatalog) -> Engine:
-    return Engine(sql.cursor(call.session), cat, cat.now, DIALECT)
+    """The SQL engine of a call; the session's time zone is the world's."""
+    zone = call.world.clock.tz
+    return Engine(sql.cursor(call.session), cat, cat.now, DIALECT, types.Display(moments.zone(zone) or UTC),
+                  zone)
 
 
 def _container(call: Call, name: str, table: str) -> str:
@@ -120,14 +126,15 @@ def _rows(data: list[dict[str, Any]], truncated: bool, cap: int) -> dict[str, An
 
 
 @toolbox.tool(rw="read", core=True, narrow_hint="add a LIMIT or a WHERE clause, or select fewer columns")
-def read_query(call: Call, query: Query) -> dict[str, Any] | str:
+def read_query(call: Call, query: ReadQuery) -> dict[str, Any] | str:
     """Run one read-only statement: SELECT (with WITH, UNION, joins, window functions,
     subqueries), SHOW DATABASES|SCHEMAS|TABLES|COLUMNS or DESCRIBE TABLE. Returns
     {data:[{COLUMN:value}],row_count,truncated}; at most 10000 rows, and no more than fit the
     output cap (truncated:true when there were more: page with LIMIT/OFFSET). NUMBER(p,0)
     values are integers, NUMBER(p,s) exact decimals, BOOLEAN true/false, DATE YYYY-MM-DD,
-    TIMESTAMP_NTZ YYYY-MM-DD HH:MM:SS.fff.
-    Writes are INVALID_ARGUMENT (use write_query); unsupported functions are UNIMPLEMENTED."""
+    TIMESTAMP_NTZ YYYY-MM-DD HH:MM:SS.fff, TIMESTAMP_TZ / _LTZ YYYY-MM-DD HH:MM:SS.fff +HHMM.
+    Writes are INVALID_ARGUMENT (use write_query). The functions and casts it runs are listed
+    with `query`; any other is UNIMPLEMENTED."""
     statement = parse(query, DIALECT)
     cat = _catalog(call)
     if statement.kind == "SHOW":
@@ -164,7 +171,8 @@ def write_query(call: Call, query: Query) -> dict[str, Any]:
     CREATE/DROP TABLE|SCHEMA|DATABASE, ALTER TABLE (ADD COLUMN, ALTER COLUMN c COMMENT '...',
     RENAME TO), TRUNCATE TABLE, COMMENT ON TABLE|COLUMN, USE DATABASE|SCHEMA. Returns
     {statement_type,rows_affected}. Reads are INVALID_ARGUMENT (use read_query); ATTACH, PRAGMA
-    and anything else are refused; the whole statement rolls back on any error."""
+    and anything else are refused; the whole statement rolls back on any error. Functions and
+    casts as read_query's `query` lists them; a value a column's type cannot hold is refused."""
     statement = parse(query, DIALECT)
     if statement.kind not in WRITES:
         raise invalid(f"{statement.kind} does not change data: use read_query")

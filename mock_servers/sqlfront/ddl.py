@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.sqlfront import names, query, store, types
+from mock_servers.sqlfront.dialect import Dialect
 from mock_servers.sqlfront.names import Catalog, TableRef
 from mock_servers.sqlfront.target import Target, ident
 from mock_servers.sqlfront.types import LogicalType
@@ -109,9 +110,9 @@ def _table_comment(tree: exp.Create) -> str | None:
 
 
 def _select_columns(cursor: sqlite3.Cursor, select: exp.Expression, catalog: Catalog,
-                    now: Callable[[], datetime], dialect: str) -> tuple[query.Prepared, list[ColumnSpec]]:
-    query.name_outputs(select, dialect)
-    prepared = query.prepare(select, catalog, now)
+                    now: Callable[[], datetime], dialect: Dialect) -> tuple[query.Prepared, list[ColumnSpec]]:
+    query.name_outputs(select, dialect.name)
+    prepared = query.prepare(select, catalog, now, dialect)
     kinds = query.output_types(prepared)
     probe = query.execute(cursor, prepared, f"SELECT * FROM ({prepared.sql()}) LIMIT 1")
     first = probe.fetchone()
@@ -128,7 +129,7 @@ def _select_columns(cursor: sqlite3.Cursor, select: exp.Expression, catalog: Cat
 
 
 def create(cursor: sqlite3.Cursor, tree: exp.Create, catalog: WritableCatalog,
-           now: Callable[[], datetime], dialect: str) -> Outcome:
+           now: Callable[[], datetime], dialect: Dialect) -> Outcome:
     props = tree.args.get("properties")
     if props and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions):
         raise ToolFailure(Code.UNIMPLEMENTED, "temporary tables are not supported")
@@ -162,7 +163,7 @@ def create(cursor: sqlite3.Cursor, tree: exp.Create, catalog: WritableCatalog,
     elif source is not None and tree.args.get("clone"):
         rows = _run(cursor, f"INSERT INTO {ident(ref.physical)} SELECT * FROM {ident(source.physical)}", ref).rowcount
     if rows:
-        store.conform(cursor, ref)
+        store.conform(cursor, ref, dialect)
     return Outcome(ref.display, True, max(rows, 0))
 
 

@@ -13,6 +13,7 @@ from sqlglot import exp
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.sqlfront import ddl, merge, query, store, types, udf
 from mock_servers.sqlfront.ddl import Outcome, WritableCatalog
+from mock_servers.sqlfront.dialect import Dialect
 from mock_servers.sqlfront.parse import Statement
 from mock_servers.sqlfront.query import Rows
 
@@ -27,13 +28,14 @@ def _strip_set_qualifiers(tree: exp.Expression) -> None:
 
 class Engine:
     def __init__(self, cursor: sqlite3.Cursor, catalog: WritableCatalog, now: Callable[[], datetime],
-                 dialect: str, show: types.Display = types.show) -> None:
-        """`show`: how a stored value of a type is shown (the service's canonical forms)."""
+                 dialect: str, show: types.Display = types.show, zone: str = "UTC") -> None:
+        """`show`: how a stored value of a type is shown (the service's canonical forms);
+        `zone`: the session's time zone."""
         self.cursor = cursor
         self.show = show
         self.catalog = catalog
         self.now = now
-        self.dialect = dialect
+        self.dialect = Dialect(dialect, zone)
         udf.register(cursor.connection)  # ~20 us; a connection cannot be marked as done
 
     def read(self, statement: Statement, max_rows: int, skip: int = 0, counted: bool = False) -> Rows:
@@ -46,7 +48,7 @@ class Engine:
 
     def count(self, statement: Statement) -> int:
         """How many rows a SELECT gives (its tree is changed: parse it again to run it)."""
-        return query.count(self.cursor, statement.tree, self.catalog, self.now)
+        return query.count(self.cursor, statement.tree, self.catalog, self.now, self.dialect)
 
     def _conformed(self, prepared: query.Prepared, kind: str) -> str | None:
         """Bring the table a DML statement wrote to its column types; its logical name."""
@@ -55,7 +57,7 @@ class Engine:
             target = target.this
         ref = prepared.tables.get(target.name) if isinstance(target, exp.Table) else None
         if ref is not None and kind != "DELETE":
-            store.conform(self.cursor, ref)
+            store.conform(self.cursor, ref, self.dialect)
         return ref.display if ref else None
 
     def write(self, statement: Statement) -> Outcome:
@@ -63,11 +65,11 @@ class Engine:
         tree, kind = statement.tree, statement.kind
         if kind in ("INSERT", "UPDATE", "DELETE"):
             _strip_set_qualifiers(tree)
-            prepared = query.prepare(tree, self.catalog, self.now)
+            prepared = query.prepare(tree, self.catalog, self.now, self.dialect)
             rows = max(query.execute(self.cursor, prepared).rowcount, 0)
             return Outcome(self._conformed(prepared, kind), rows=rows)
         if kind == "MERGE":
-            prepared = query.prepare(tree, self.catalog, self.now)
+            prepared = query.prepare(tree, self.catalog, self.now, self.dialect)
             rows = merge.merge(self.cursor, prepared)
             self._conformed(prepared, kind)
             return Outcome(rows=rows)

@@ -4,7 +4,8 @@ result columns, push the row limit into the SQL, and show the rows by their logi
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -14,7 +15,10 @@ from sqlglot.errors import SqlglotError
 
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.limits import MAX_INT
-from mock_servers.sqlfront import functions, infer, names, types
+from mock_servers.sqlfront import dialect as words
+from mock_servers.sqlfront import functions, guards, infer, names, raised, types
+from mock_servers.sqlfront.dialect import Dialect
+from mock_servers.sqlfront.infer import Scope
 from mock_servers.sqlfront.names import Catalog, TableRef
 from mock_servers.sqlfront.target import Target
 from mock_servers.sqlfront.types import LogicalType
@@ -28,18 +32,11 @@ class Prepared:
 
     tree: exp.Expression
     tables: dict[str, TableRef]
-    scope: dict[str, LogicalType] = field(default_factory=dict)
+    scope: Scope = field(default_factory=Scope)
 
     def sql(self) -> str:
-        tree = self.tree
-        zoned = [c for c in tree.find_all(exp.Cast) if c.to.is_type("timestamptz", "timestampltz")]
-        if zoned:  # SQLite has no zoned type: such a cast becomes DATETIME(...), as the others do
-            tree = tree.copy()
-            for cast in tree.find_all(exp.Cast):
-                if cast.to.is_type("timestamptz", "timestampltz"):
-                    cast.set("to", exp.DataType.build("TIMESTAMP"))
         try:
-            return tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE, copy=False)
+            return self.tree.sql(dialect=Target, identify=True, unsupported_level=ErrorLevel.RAISE, copy=False)
         except SqlglotError as exc:
             raise ToolFailure(Code.UNIMPLEMENTED, f"not supported on this engine: {exc}") from None
 
@@ -76,29 +73,39 @@ def _limit_after_qualify(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def prepare(tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> Prepared:
-    """Resolve, lower and type `tree` (changed in place)."""
+def prepare(tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime], dialect: Dialect) -> Prepared:
+    """Resolve, lower, check and type `tree` (changed in place)."""
     tree = _limit_after_qualify(tree)
     tables = names.resolve(tree, catalog)
-    scope: dict[str, LogicalType] = {}
+    scope = Scope(dialect=dialect.name)
     for ref in tables.values():
         for column in ref.columns:
             scope.setdefault(column.name, column.type)
     tree = functions.lower(tree, now)
     scope = infer.aliases(tree, scope)
+    tree = guards.lower(tree, scope, dialect)
     infer.exact_comparisons(tree, scope)
     return Prepared(tree, tables, scope)
 
 
-def execute(cursor: sqlite3.Cursor, prepared: Prepared, sql: str | None = None) -> sqlite3.Cursor:
-    """Run the statement; an SQLite error is INVALID_ARGUMENT naming logical tables only."""
+@contextmanager
+def running(prepared: Prepared) -> Iterator[None]:
+    """Run (and fetch from) the statement: an SQLite error, or the error a function of ours
+    raised, is a tool error naming logical tables only."""
     try:
-        return cursor.execute(sql or prepared.sql())
+        yield
     except sqlite3.Error as exc:
         if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
             raise
-        message = names.logical(str(exc), prepared.tables)
-        raise invalid(f"SQL error: {message}") from None
+        if str(exc) == "integer overflow":  # SQLite's SUM past 64 bits
+            raise words.overflow(prepared.scope.dialect, "SUM") from None
+        raise raised.failure(exc, names.logical(str(exc), prepared.tables)) from None
+
+
+def execute(cursor: sqlite3.Cursor, prepared: Prepared, sql: str | None = None) -> sqlite3.Cursor:
+    """Run the statement (`sql`: its text, when not its own), as `running` says."""
+    with running(prepared):
+        return cursor.execute(sql or prepared.sql())
 
 
 def _leftmost(tree: exp.Expression) -> exp.Select | None:
@@ -168,27 +175,29 @@ def _rest(cursor: sqlite3.Cursor) -> int:
 
 
 def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-         dialect: str, max_rows: int, skip: int = 0, show: types.Display = types.show,
+         dialect: Dialect, max_rows: int, skip: int = 0, show: types.Display = types.show,
          counted: bool = False) -> Rows:
     """Run a query, returning at most `max_rows` rows after the first `skip` (and whether
     there were more), each value as `show` shows it. `counted`: also count the rows past them
     in the same pass, for `Rows.total` (left None when `skip` passed every row)."""
-    name_outputs(tree, dialect)
-    prepared = prepare(tree, catalog, now)
+    name_outputs(tree, dialect.name)
+    prepared = prepare(tree, catalog, now, dialect)
     kinds = output_types(prepared)
     prepared.tree = limit_rows(prepared.tree, MAX_INT if counted else max_rows + 1, skip)  # MAX_INT: every row
     result = execute(cursor, prepared)
     columns = [d[0] for d in result.description or ()]
-    found = result.fetchmany(max_rows + 1) if counted else result.fetchall()
-    total = skip + len(found) + _rest(result) if counted and (found or not skip) else None
+    with running(prepared):  # rows are computed as they are fetched: a function may fail here
+        found = result.fetchmany(max_rows + 1) if counted else result.fetchall()
+        total = skip + len(found) + _rest(result) if counted and (found or not skip) else None
     shown = [kinds.get(c) or prepared.scope.get(c) for c in columns]
     values = [show.column(column, kind) for column, kind in zip(zip(*found[:max_rows]), shown)]
     return Rows(_unique(columns), list(map(list, zip(*values))), len(found) > max_rows, shown, total)
 
 
-def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime]) -> int:
+def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
+          dialect: Dialect) -> int:
     """How many rows a query gives, counted in SQL."""
-    prepared = prepare(tree, catalog, now)
+    prepared = prepare(tree, catalog, now, dialect)
     inner = prepared.tree
     if not isinstance(inner, exp.Query):
         raise invalid("only a query has rows to count")

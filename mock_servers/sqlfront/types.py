@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, tzinfo
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache, partial
 from itertools import repeat
@@ -25,8 +25,10 @@ from typing import Any, Literal
 from sqlglot import exp
 
 from mock_servers.core.errors import invalid
+from mock_servers.sqlfront import moments
 
 Kind = Literal["int", "decimal", "float", "text", "bool", "date", "timestamp", "time", "binary", "other"]
+Flavor = Literal["tz", "ltz", "ntz", ""]
 DType = exp.DataType.Type
 
 _INTS = {DType.INT, DType.BIGINT, DType.SMALLINT, DType.TINYINT, DType.MEDIUMINT, DType.UBIGINT,
@@ -42,6 +44,7 @@ AFFINITY: dict[str, str] = {"int": "INTEGER", "bool": "INTEGER", "decimal": "REA
                             "binary": "BLOB"}
 MAX_SCALE = 12  # the most decimal places a computed exact decimal keeps (NUMBER's division rule)
 SIGNIFICANT = 15  # the decimal digits a double keeps exactly
+_PRECISION = re.compile(r"NUMBER\(([0-9]+),")
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,31 @@ class LogicalType:
         """The SQLite column type that stores it."""
         return AFFINITY.get(self.kind, "TEXT")
 
+    @property
+    def flavor(self) -> Flavor:
+        """Of a timestamp: `tz` (an instant; Snowflake's keeps its offset), `ltz` (an instant
+        shown in the session's zone) or `ntz` (a wall-clock time); "" for other kinds."""
+        if self.kind != "timestamp":
+            return ""
+        if self.text == "TIMESTAMP" or self.text.startswith("TIMESTAMP_TZ"):
+            return "tz"
+        return "ltz" if self.text.startswith("TIMESTAMP_LTZ") else "ntz"
+
+    @property
+    def precision(self) -> int:
+        """The decimal digits a number holds (`NUMBER(p,s)`'s p; 38 when not declared)."""
+        found = _PRECISION.match(self.text)
+        return int(found[1]) if found else 38
+
+    @property
+    def portable(self) -> str:
+        """The declared text of the type in the spelling `from_text` reads (a BigQuery type's too)."""
+        if self.kind == "timestamp":
+            return f"TIMESTAMP_{self.flavor.upper()}(9)"
+        if self.kind in ("int", "decimal"):
+            return f"NUMBER({self.precision},{self.scale})"
+        return {"float": "FLOAT", "text": "VARCHAR", "bool": "BOOLEAN", "date": "DATE"}.get(self.kind, self.text)
+
 
 INT = LogicalType("int", 0, "NUMBER(38,0)")
 FLOAT = LogicalType("float", 0, "FLOAT")
@@ -64,6 +92,9 @@ TEXT = LogicalType("text", 0, "VARCHAR(16777216)")
 BOOL = LogicalType("bool", 0, "BOOLEAN")
 DATE = LogicalType("date", 0, "DATE")
 TIMESTAMP = LogicalType("timestamp", 0, "TIMESTAMP_NTZ(9)")
+TIMESTAMP_TZ = LogicalType("timestamp", 0, "TIMESTAMP_TZ(9)")
+TIMESTAMP_LTZ = LogicalType("timestamp", 0, "TIMESTAMP_LTZ(9)")
+_ZONED = {DType.TIMESTAMPTZ: TIMESTAMP_TZ, DType.TIMESTAMPLTZ: TIMESTAMP_LTZ}
 
 
 def decimal(scale: int) -> LogicalType:
@@ -104,7 +135,7 @@ def from_datatype(dtype: exp.DataType) -> LogicalType:
     if this == DType.DATE:
         return DATE
     if this in _TIMESTAMPS:
-        return LogicalType("timestamp", 0, "TIMESTAMP_TZ(9)") if this == DType.TIMESTAMPTZ else TIMESTAMP
+        return _ZONED.get(this, TIMESTAMP)
     if this == DType.TIME:
         return LogicalType("time", 0, "TIME(9)")
     if this in _BINARY:
@@ -172,16 +203,22 @@ def _dates_as_they_are(values: Sequence[Any]) -> bool:
             and (not texts or _ISO_DATES.fullmatch("\n".join(texts)) is not None))
 
 
-def _timestamp(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.strip().replace(" UTC", "").replace("Z", "+00:00"))
-        except ValueError:
-            return value
-        text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
-        offset = moment.strftime("%z")
-        return f"{text} {offset[:3]}:{offset[3:]}" if offset else text
-    return _plain(value)
+def _timestamp(flavor: Flavor, zone: tzinfo, value: Any) -> Any:
+    """A stored timestamp as Snowflake shows it: `YYYY-MM-DD HH:MM:SS.fff`, followed by the
+    offset `+HHMM` for TIMESTAMP_TZ (its own) and TIMESTAMP_LTZ (the session zone's)."""
+    if not isinstance(value, str):
+        return _plain(value)
+    moment = moments.parse(value)
+    if moment is None:
+        return value
+    if flavor == "ltz":
+        moment = moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(zone)
+    elif flavor == "tz" and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    elif flavor == "ntz":
+        moment = moment.replace(tzinfo=None)
+    text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+    return f"{text} {moment.strftime('%z')}" if moment.tzinfo is not None else text
 
 
 def _bool(value: Any) -> Any:
@@ -236,7 +273,11 @@ def at_scale(values: Sequence[Any], scale: int, convert: Convert, relative: floa
 
 class Display:
     """How a service shows stored (or computed) values by their types: `show(value, kind)` for
-    one value, `show.column(values, kind)` for a result column, its conversion chosen once."""
+    one value, `show.column(values, kind)` for a result column, its conversion chosen once.
+    `zone`: the session's time zone, which shows TIMESTAMP_LTZ values."""
+
+    def __init__(self, zone: tzinfo = UTC) -> None:
+        self.zone = zone
 
     def converter(self, kind: LogicalType | None) -> Convert:
         """The function that shows a non-NULL value of `kind`."""
@@ -244,7 +285,9 @@ class Display:
             return _plain
         if kind.kind in ("int", "decimal"):
             return partial(_exact, scale=kind.scale if kind.kind == "decimal" else 0)
-        return {"bool": _bool, "date": _date, "timestamp": _timestamp, "float": _float}.get(kind.kind, _plain)
+        if kind.kind == "timestamp":
+            return partial(_timestamp, kind.flavor, self.zone)
+        return {"bool": _bool, "date": _date, "float": _float}.get(kind.kind, _plain)
 
     def __call__(self, value: Any, kind: LogicalType | None) -> Any:
         """A value as the JSON value its type shows."""

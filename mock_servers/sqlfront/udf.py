@@ -1,163 +1,22 @@
-"""The SQL functions SQLite lacks, as Python functions registered on a call's connection: date
-arithmetic with the warehouses' calendar rules, string helpers, REGEXP with a time bound, and
-the statistical aggregates. Each returns None for a NULL argument, like SQL."""
+"""The SQL functions SQLite lacks, as Python functions registered on a call's connection: string
+helpers, REGEXP with a time bound and the statistical aggregates (with the date functions of
+`sqlfront.dates` and the checks of `sqlfront.guards`). Each returns None for a NULL argument,
+like SQL."""
 
 from __future__ import annotations
 
-import calendar
-import math
 import sqlite3
 import statistics
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Any
 
 import regex
 
+from mock_servers.sqlfront import dates, guards, raised
+
 MAX_TEXT = 16_777_216  # the longest string a function may build (Snowflake's VARCHAR limit)
 REGEX_SECONDS = 0.5  # one regular-expression match may take this long, then the query fails
-_UNITS = {"YEAR": "year", "YEARS": "year", "Y": "year", "YY": "year", "YYYY": "year", "YR": "year",
-          "QUARTER": "quarter", "QUARTERS": "quarter", "Q": "quarter", "QTR": "quarter",
-          "MONTH": "month", "MONTHS": "month", "MM": "month", "MON": "month",
-          "WEEK": "week", "WEEKS": "week", "W": "week", "WK": "week",
-          "DAY": "day", "DAYS": "day", "D": "day", "DD": "day",
-          "HOUR": "hour", "HOURS": "hour", "H": "hour", "HH": "hour",
-          "MINUTE": "minute", "MINUTES": "minute", "MI": "minute", "MIN": "minute",
-          "SECOND": "second", "SECONDS": "second", "S": "second", "SEC": "second",
-          "DAYOFWEEK": "dayofweek", "DOW": "dayofweek", "DAYOFYEAR": "dayofyear", "DOY": "dayofyear",
-          "EPOCH_SECOND": "epoch", "EPOCH": "epoch"}
-
-
-def unit_name(text: str) -> str | None:
-    """The canonical name of a date part (`DAYS`, `mm`, `yyyy` ...), None when unknown."""
-    return _UNITS.get(text.strip().strip("'\"").upper())
-
-
-def _moment(value: Any) -> tuple[datetime, bool] | None:
-    """(the instant, whether the value was a bare date), None when the value is no date."""
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            if len(text) == 10:
-                return datetime.fromisoformat(text), True
-            return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None), False
-        except ValueError:
-            return None
-    return None
-
-
-def _text(moment: datetime, was_date: bool) -> str:
-    if was_date:
-        return moment.date().isoformat()
-    return moment.isoformat(sep=" ", timespec="milliseconds" if moment.microsecond else "seconds")
-
-
-def _add_months(moment: datetime, months: int) -> datetime:
-    total = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(total, 12)
-    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
-    return moment.replace(year=year, month=month + 1, day=day)
-
-
-_SPANS = {"week": timedelta(weeks=1), "day": timedelta(days=1), "hour": timedelta(hours=1),
-          "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
-
-
-def date_add(unit: str, amount: Any, value: Any) -> str | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or amount is None or part is None:
-        return None
-    moment, was_date = found
-    steps = int(amount)
-    if part in ("year", "quarter", "month"):
-        moment = _add_months(moment, steps * {"year": 12, "quarter": 3, "month": 1}[part])
-    else:
-        moment = moment + steps * _SPANS[part]
-        was_date = was_date and part in ("week", "day")
-    return _text(moment, was_date)
-
-
-def _truncated(moment: datetime, part: str) -> datetime:
-    if part == "year":
-        return datetime(moment.year, 1, 1)
-    if part == "quarter":
-        return datetime(moment.year, 3 * ((moment.month - 1) // 3) + 1, 1)
-    if part == "month":
-        return datetime(moment.year, moment.month, 1)
-    if part == "week":
-        start = moment.date() - timedelta(days=moment.weekday())
-        return datetime(start.year, start.month, start.day)
-    if part == "day":
-        return datetime(moment.year, moment.month, moment.day)
-    if part == "hour":
-        return moment.replace(minute=0, second=0, microsecond=0)
-    if part == "minute":
-        return moment.replace(second=0, microsecond=0)
-    return moment.replace(microsecond=0)
-
-
-def date_trunc(unit: str, value: Any) -> str | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or part not in ("year", "quarter", "month", "week", "day", "hour", "minute", "second"):
-        return None
-    moment, was_date = found
-    return _text(_truncated(moment, part), was_date)
-
-
-def date_diff(unit: str, start: Any, end: Any) -> int | None:
-    """How many `unit` boundaries lie between the two values (Snowflake's DATEDIFF)."""
-    first, last, part = _moment(start), _moment(end), unit_name(str(unit))
-    if first is None or last is None or part is None or part in ("dayofweek", "dayofyear", "epoch"):
-        return None
-    a, b = first[0], last[0]
-    if part in ("year", "quarter", "month"):
-        months = (b.year - a.year) * 12 + b.month - a.month
-        return {"year": b.year - a.year, "quarter": (b.year * 4 + (b.month - 1) // 3)
-                - (a.year * 4 + (a.month - 1) // 3), "month": months}[part]
-    span = _SPANS[part]
-    return int((_truncated(b, part) - _truncated(a, part)) // span)
-
-
-def date_part(unit: str, value: Any) -> int | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or part is None:
-        return None
-    moment = found[0]
-    if part == "quarter":
-        return (moment.month - 1) // 3 + 1
-    if part == "week":
-        return moment.isocalendar()[1]
-    if part == "dayofweek":
-        return (moment.weekday() + 1) % 7  # Sunday 0
-    if part == "dayofyear":
-        return moment.timetuple().tm_yday
-    if part == "epoch":
-        return int((moment - datetime(1970, 1, 1)).total_seconds())
-    return int(getattr(moment, part))
-
-
-def last_day(value: Any, unit: str = "month") -> str | None:
-    found, part = _moment(value), unit_name(str(unit))
-    if found is None or part not in ("month", "quarter", "year", "week"):
-        return None
-    moment = found[0]
-    if part == "week":
-        end = moment.date() + timedelta(days=6 - moment.weekday())
-        return end.isoformat()
-    month = {"month": moment.month, "quarter": 3 * ((moment.month - 1) // 3) + 3, "year": 12}[part]
-    return date(moment.year, month, calendar.monthrange(moment.year, month)[1]).isoformat()
-
-
-def to_date(value: Any) -> str | None:
-    found = _moment(value) if value is not None else None
-    return None if found is None else found[0].date().isoformat()
-
-
-def to_timestamp(value: Any) -> str | None:
-    found = _moment(value) if value is not None else None
-    return None if found is None else _text(found[0], False)
-
-
 def split_part(value: Any, delimiter: Any, index: Any) -> str | None:
     if value is None or delimiter is None or index is None:
         return None
@@ -169,14 +28,46 @@ def split_part(value: Any, delimiter: Any, index: Any) -> str | None:
     return parts[position] if 0 <= position < len(parts) else ""
 
 
+_DELIMITERS = frozenset(" \t\n\r\f\v[](){}/|\\<>!?@\"^#$&~_,.:;*%+-")  # both warehouses' INITCAP
+
+
+def initcap(value: Any, delimiters: Any = None) -> str:
+    """Each word's first letter upper case, the others lower case; words end at a delimiter
+    (`delimiters`: the characters that end them, when not the warehouses' defaults)."""
+    ends = _DELIMITERS if delimiters is None else frozenset(str(delimiters))
+    out, starts = [], True
+    for char in str(value):
+        out.append(char.upper() if starts else char.lower())
+        starts = char in ends
+    return "".join(out)
+
+
+def _to_places(value: Any, places: Any, rounding: str) -> int | float:
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+    done = number.quantize(Decimal(1).scaleb(-int(places)), rounding=rounding)
+    return float(done) if isinstance(value, float) else int(done) if done == done.to_integral_value() else float(done)
+
+
+def truncated(value: Any, places: Any = 0) -> int | float:
+    """TRUNC(x, d): `x` cut (toward zero) to `d` decimal places (tens, hundreds for d < 0)."""
+    return _to_places(value, places, ROUND_DOWN)
+
+
+def rounded(value: Any, places: Any) -> int | float:
+    """ROUND(x, d) half away from zero, for the places SQLite's ROUND does not take (d < 0)."""
+    return _to_places(value, places, ROUND_HALF_UP)
+
+
 def regexp(pattern: Any, value: Any) -> int | None:
     """SQLite's `value REGEXP pattern`: a search, bounded in time."""
     if pattern is None or value is None:
         return None
     try:
         return int(regex.search(str(pattern), str(value), timeout=REGEX_SECONDS) is not None)
+    except TimeoutError:
+        raise raised.fail(f"the regular expression {str(pattern)[:100]!r} took too long") from None
     except regex.error as exc:
-        raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
+        raise raised.fail(f"bad regular expression {pattern!r}: {exc}") from None
 
 
 def _strings(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -191,7 +82,7 @@ def _pad(left: bool) -> Callable[..., str | None]:
             return None
         text, size, filler = str(value), int(length), str(fill)
         if size > MAX_TEXT:
-            raise ValueError(f"padding to {size} characters exceeds the maximum of {MAX_TEXT}")
+            raise raised.fail(f"padding to {size} characters exceeds the maximum of {MAX_TEXT}")
         if len(text) >= size or not filler:
             return text[:max(size, 0)]
         extra = (filler * size)[:size - len(text)]
@@ -220,53 +111,18 @@ def _aggregate(fn: Callable[[list[float]], float], least: int) -> type:
     return Aggregate
 
 
-def format_moment(pattern: Any, value: Any) -> str | None:
-    """A date or timestamp text formatted with strftime directives (`%Y-%m-%d`, `%H:%M`)."""
-    found = _moment(value) if pattern is not None else None
-    return found[0].strftime(str(pattern))[:MAX_TEXT] if found else None
-
-
-def parse_moment(pattern: Any, text: Any, as_date: Any) -> str | None:
-    """A text read with strptime directives, as a date or a timestamp text; a text that does not
-    match is an error, as in the warehouse."""
-    if pattern is None or text is None:
-        return None
-    try:
-        moment = datetime.strptime(str(text), str(pattern))
-    except ValueError:
-        raise ValueError(f"'{str(text)[:100]}' does not match the format '{str(pattern)[:100]}'") from None
-    return _text(moment, bool(as_date))
-
-
-def safe_number(value: Any) -> int | float | None:
-    """A value as a number, None when it is none (the TRY_/SAFE_ casts to numbers)."""
-    if isinstance(value, int | float) or value is None:
-        return value
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        return None
-    if not math.isfinite(number):
-        return None
-    return int(number) if number.is_integer() and "." not in str(value) and "e" not in str(value).lower() \
-        else number
-
-
 SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
-    "SF_DATEADD": (3, date_add), "SF_DATEDIFF": (3, date_diff), "SF_DATE_TRUNC": (2, date_trunc),
-    "SF_DATE_PART": (2, date_part), "SF_LAST_DAY": (2, last_day), "SF_TO_DATE": (1, to_date),
-    "SF_TO_TIMESTAMP": (1, to_timestamp), "SPLIT_PART": (3, split_part), "REGEXP": (2, regexp),
+    "SPLIT_PART": (3, split_part), "REGEXP": (2, regexp),
     "CONTAINS": (2, _strings(lambda a, b: int(str(b) in str(a)))),
     "STARTS_WITH": (2, _strings(lambda a, b: int(str(a).startswith(str(b))))),
     "ENDS_WITH": (2, _strings(lambda a, b: int(str(a).endswith(str(b))))),
     "SF_LEFT": (2, _strings(lambda a, n: str(a)[:max(int(n), 0)])),
     "SF_RIGHT": (2, _strings(lambda a, n: str(a)[-int(n):] if int(n) > 0 else "")),
     "LPAD": (-1, _pad(True)), "RPAD": (-1, _pad(False)),
-    "INITCAP": (1, _strings(lambda a: str(a).title())),
+    "INITCAP": (-1, _strings(initcap)),
     "REVERSE": (1, _strings(lambda a: str(a)[::-1])),
-    "SAFE_NUMBER": (1, safe_number), "FORMAT_MOMENT": (2, format_moment), "PARSE_MOMENT": (3, parse_moment),
     "CONTAINS_SUBSTR": (2, _strings(lambda a, b: int(str(b).casefold() in str(a).casefold()))),
-    "TRUNC": (-1, _strings(lambda x, d=0: math.trunc(float(x) * 10 ** int(d)) / 10 ** int(d))),
+    "TRUNC": (-1, _strings(truncated)), "SF_ROUND": (2, _strings(rounded)),
 }
 AGGREGATES: dict[str, type] = {
     "SF_MEDIAN": _aggregate(statistics.median, 1),
@@ -298,8 +154,9 @@ class _ListAgg:
 
 
 def register(conn: sqlite3.Connection) -> None:
-    """Make the functions above callable in SQL on `conn`."""
-    for name, (arity, fn) in SCALARS.items():
+    """Make the functions above, and those the checks of `sqlfront.guards` call, callable in SQL
+    on `conn`."""
+    for name, (arity, fn) in (SCALARS | dates.FUNCTIONS | guards.FUNCTIONS).items():
         conn.create_function(name, arity, fn, deterministic=True)
     for name, aggregate in AGGREGATES.items():
         conn.create_aggregate(name, 1, aggregate)

@@ -275,21 +275,23 @@ def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[in
         except BulkError as exc:
             complain(f"loca: error: {escape(str(exc))}")
             raise typer.Exit(2) from None
-    table = _table("length", "worlds", "tokens (min-max)", "largest deviation", "builds per world",
-                   title=f"{spec.name}: worlds in {out}")
+    table = _table("length", "worlds", "tokens (min-max)", "largest deviation", "builds per built world",
+                   "cached", title=f"{spec.name}: worlds in {out}")
     for target in sorted({r["target_tokens"] for r in summary.rows}):
         rows = [r for r in summary.rows if r["target_tokens"] == target]
+        built = [r["builds"] for r in rows if r["origin"] == "built"]
         tokens = [r["env_description_tokens"] for r in rows]
         worst = max(abs(t - target) / target for t in tokens)
         table.add_row(label(target), str(len(rows)), f"{min(tokens):,}-{max(tokens):,}", f"{100 * worst:.1f}%",
-                      f"{sum(r['builds'] or 0 for r in rows) / len(rows):.2f}")
+                      f"{sum(built) / len(built):.2f}" if built else "-", str(len(rows) - len(built)))
     _consoles()[0].print(table)
     for failure in summary.failed[:20]:
         complain(f"failed: {label(failure.length)} seed {failure.seed}: {escape(failure.error or '')}")
-    rate = f" ({summary.built / summary.seconds:.1f} built/s)" if summary.built else ""
-    say(f"built {summary.built}, already complete {summary.kept}, failed {len(summary.failed)} of "
-        f"{summary.planned} planned in {summary.seconds:.1f} s{rate}; index of {len(summary.rows)} worlds: "
-        f"{out / INDEX_JSONL}, {out / INDEX_PARQUET}")
+    made = summary.built + summary.copied
+    rate = f" ({made / summary.seconds:.1f} worlds/s)" if made else ""
+    say(f"built {summary.built}, copied from the world cache {summary.copied}, already complete {summary.kept}, "
+        f"failed {len(summary.failed)} of {summary.planned} planned in {summary.seconds:.1f} s{rate}")
+    say(f"index of {len(summary.rows)} worlds: {out / INDEX_JSONL}, {out / INDEX_PARQUET}")
     if summary.failed:
         raise typer.Exit(1)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from loca import __version__
+from loca.cache_cli import cache_app
 from loca.core.errors import BadInput
 from loca.core.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
 
@@ -28,6 +29,7 @@ S = TypeVar("S")
 T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="LOCA gym: long-context agent environments of any size.")
+app.add_typer(cache_app, name="cache")
 DEBUG_FLAG = "--debug"
 
 
@@ -57,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     except typer.TyperException as exc:  # usage errors: bad values, unknown options, missing arguments
         if debug:
             raise
-        print(f"loca: error: {exc.format_message()}", file=sys.stderr)
+        if exc.format_message():  # empty when the usage was shown instead (no command given)
+            print(f"loca: error: {exc.format_message()}", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2))
     except Exception as exc:  # an input the commands refused (2), or a bug (1): one line either way
         if debug:

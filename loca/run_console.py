@@ -41,12 +41,13 @@ def kilo(tokens: int) -> str:
 
 
 def progress_line(done: int, planned: int, finished_now: int, elapsed_s: float) -> str:
-    """`episodes 12/525 done (2%), 0.40/s, about 21m left` (rate and time left from the episodes
-    this command finished)."""
+    """`episodes 125/525 done (23%), 2.00/s, about 3m left` (`3.0/min` below one a second; rate
+    and time left from the episodes this command finished)."""
     line = f"episodes {done}/{planned} done ({100 * done // max(planned, 1)}%)"
     if finished_now and elapsed_s > 0:
         rate = finished_now / elapsed_s
-        line += f", {rate:.2f}/s, about {duration((planned - done) / rate)} left"
+        shown = f"{rate:.2f}/s" if rate >= 1 else f"{60 * rate:.1f}/min"
+        line += f", {shown}, about {duration((planned - done) / rate)} left"
     return line
 
 
@@ -131,7 +132,7 @@ class RunConsole:
                     self.console.print(f"  {escape(r.episode_id)}: {r.terminal_state}; failed checks: "
                                        f"{escape(failed)}", soft_wrap=True, highlight=False)
         self.console.print(f"{escape(title)}: passed/planned", soft_wrap=True, highlight=False)
-        self.console.print(summary_table(summary))
+        self.console.print(summary_table(summary, self.console.width))
         self.console.print(f"passed {summary.passed}/{summary.episodes} (accuracy {summary.accuracy:.3f}); "
                            f"max length deviation {100 * summary.max_length_deviation:.1f}%", soft_wrap=True)
         if summary.not_passed or summary.finished < summary.episodes:
@@ -158,14 +159,20 @@ def _cell(tally: Tally | None) -> str:
     return f"[green]{shown}[/]" if tally.passed == tally.episodes else shown
 
 
-def summary_table(summary: RunSummary) -> Table:
-    """Tasks x lengths, passed/planned, with the totals of each row and column."""
+def summary_table(summary: RunSummary, width: int = 80) -> Table:
+    """Tasks x lengths, passed/planned, with the totals of each row and column; columns two
+    spaces apart, or one where that does not fit in `width`."""
+    roomy = _summary_table(summary, 1)
+    return roomy if Console(width=10 * width).measure(roomy).maximum <= width else _summary_table(summary, 0)
+
+
+def _summary_table(summary: RunSummary, gap: int) -> Table:
     lengths = list(summary.by_length)
     longest = max((len(t) for t in summary.by_task), default=4)
     table = Table(Column("task", no_wrap=True, min_width=min(longest, 40)),
                   *(Column(name, justify="right", no_wrap=True) for name in lengths),
                   Column("all", justify="right", no_wrap=True),
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0, 0, gap))
     for task, cells in summary.by_task_length.items():
         table.add_row(task, *(_cell(cells.get(name)) for name in lengths), _cell(summary.by_task[task]))
     if len(summary.by_task) > 1:
@@ -180,7 +187,7 @@ def episode_table(records: list[EpisodeRecord]) -> Table:
     tokens, and how often the context strategies fired with the tokens they freed."""
     table = Table(Column("task", no_wrap=True), Column("episode", no_wrap=True), Column("result", no_wrap=True),
                   *(Column(name, justify="right", no_wrap=True) for name in ("peak", "trajectory", "firings")),
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for r in records:
         m = getattr(r, "metrics", None) or {}
         fired = sum(m.get("strategy_firings", {}).values())

@@ -113,6 +113,7 @@ def test_without_a_terminal_progress_is_a_line_every_few_seconds() -> None:
 def test_progress_lines_and_durations() -> None:
     assert progress_line(0, 525, 0, 0.0) == "episodes 0/525 done (0%)"
     assert progress_line(125, 525, 100, 50.0) == "episodes 125/525 done (23%), 2.00/s, about 3m left"
+    assert progress_line(4, 10, 1, 20.0) == "episodes 4/10 done (40%), 3.0/min, about 2m left"
     assert [duration(s) for s in (4.2, 59.6, 61, 3600 * 2 + 300)] == ["4s", "1m", "1m", "2h05m"]
 
 
@@ -125,3 +126,23 @@ def test_version_and_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "did you mean canvas_list_test?" in err
     code, _, err = _loca(["run", "--tasks", "canvas_list_test", "--agent", "mutant:firstpage"], capsys)
     assert code == 2 and "did you mean mutant:first_page?" in err
+
+
+def test_the_default_run_s_table_fits_80_columns_with_no_name_cut() -> None:
+    """Every task at every tier, 5 seeds each: each name whole, each cell whole."""
+    from envs.core.registry import tasks
+    from loca.core.lengths import TIERS, parse_length
+    from loca.run_console import summary_table
+    from loca.runner import Episode, EpisodeRecord
+    from loca.runner.records import summarize
+
+    planned = [Episode(task, parse_length(tier), seed, "oracle") for task in tasks() for tier in TIERS
+               for seed in range(5)]
+    records = {e.episode_id: EpisodeRecord.model_validate(
+        {**e.to_dict(), "terminal_state": "claimed_done", "success": True}) for e in planned}
+    output = io.StringIO()
+    Console(file=output, width=80).print(summary_table(summarize(planned, records)))
+    lines = output.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines) and "…" not in output.getvalue()
+    assert all(any(line.split()[0] == task for line in lines) for task in tasks())
+    assert lines[-1].split() == ["all", *["75/75"] * len(TIERS), "525/525"]

@@ -64,7 +64,7 @@ class EpisodeRecord(BaseModel):
     def failed_checks(self) -> list[str]:
         return [str(c.get("name")) for c in self.checks if not c.get("passed")]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
 

@@ -151,12 +151,12 @@ class RunDir:
         """Write the episode's `result.json` (atomically: its presence means done), then its
         line of `episodes.jsonl`."""
         self.episode_dir(episode).mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.result_path(episode), json.dumps(record.to_json(), indent=1) + "\n")
+        write_text_atomic(self.result_path(episode), json.dumps(record.to_dict(), indent=1) + "\n")
         self.log(record)
 
     def log(self, record: EpisodeRecord) -> None:
         with open(self.root / "episodes.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record.to_json()) + "\n")
+            fh.write(json.dumps(record.to_dict()) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
 

@@ -57,7 +57,8 @@ def test_a_run_grows_and_a_changed_setting_is_refused_naming_it(
                               "--strategy", "clear_tool_results"), capsys)
     lines = err.splitlines()
     assert code == 2 and lines[0].startswith("loca: error: ") and "another --out" in lines[0]
-    assert "  max_turns: 300 → 50" in lines and "  strategy: react → clear_tool_results" in lines
+    assert lines[2:] == ["  max_turns: 300 → 50", "  strategy: react → clear_tool_results"]
+    assert lines[1].startswith("  context.strategies.clear_tool_results: null → {")  # one line, not a key each
 
 
 def test_a_dead_provider_stops_the_run_with_one_line_and_a_rerun_retries(

@@ -198,24 +198,19 @@ class RunDir:
         return Schedule(todo, Resume(fresh, done_count, retry, len(todo) - retry), attempts)
 
 
-def settings_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """One line per setting that differs, `key: old → new` (nested keys dotted)."""
-    before, after = _flat(old), _flat(new)
-    return [f"{key}: {_shown(before.get(key, _UNSET))} → {_shown(after.get(key, _UNSET))}"
-            for key in sorted(before.keys() | after.keys()) if before.get(key, _UNSET) != after.get(key, _UNSET)]
+def settings_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """One line per setting that differs, `key: old → new` (keys of nested settings dotted)."""
+    lines = []
+    for key in sorted(old.keys() | new.keys()):
+        before, after = old.get(key, _UNSET), new.get(key, _UNSET)
+        if isinstance(before, dict) and isinstance(after, dict):
+            lines += settings_differences(before, after, f"{prefix}{key}.")
+        elif before != after:
+            lines.append(f"{prefix}{key}: {_shown(before)} → {_shown(after)}")
+    return lines
 
 
 _UNSET = object()
-
-
-def _flat(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        if isinstance(item, dict) and item:
-            out.update(_flat(item, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = item
-    return out
 
 
 def _shown(value: Any) -> str:

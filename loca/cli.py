@@ -46,8 +46,9 @@ def _options(version: Annotated[bool, typer.Option(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The `loca` entry point: a bad command line or input is one line on stderr and a non-zero
-    exit, never a traceback (`--debug` anywhere on the command line shows it)."""
+    """The `loca` entry point: a bad command line or input is one line on stderr and exit 2, a
+    bug one line and exit 1, never a traceback (`--debug` anywhere on the command line shows it);
+    Ctrl-C exits 130."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in args
     args = [a for a in args if a != DEBUG_FLAG]

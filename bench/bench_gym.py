@@ -37,7 +37,7 @@ from loca.core.script import ToolReply, ToolRequest
 from loca.core.world import World
 from loca.core.world_cache import LIMIT_ENV
 from loca.episode import run_episode
-from loca.runner import Executor, RunConfig, execute
+from loca.runner import Executor, RunConfig, RunSummary, execute
 from mock_servers.gateway import Gateway
 
 ROOT = Path(__file__).resolve().parent
@@ -150,14 +150,14 @@ def bench_stdio(task: Task, world: World, n: int) -> tuple[str, float, float]:
     return (spec.tool, *_stats(asyncio.run(session())))
 
 
-def bench_sweep(names: list[str], processes: int, executor: Executor = "local") -> tuple[float, dict[str, object]]:
+def bench_sweep(names: list[str], processes: int, executor: Executor = "local") -> tuple[float, RunSummary]:
     """The oracle over every episode, each world built (the world cache off)."""
     os.environ[LIMIT_ENV] = "0"
     out = Path(tempfile.mkdtemp(prefix="loca-sweep-"))
     config = RunConfig(tasks=names, lengths=[parse_length(t) for t in TIERS], seeds=list(range(5)),
                        agent="oracle")
     started = time.perf_counter()
-    summary = execute(config, out, run_episode, processes=processes, executor=executor)
+    summary = execute(config, out, run_episode, processes=processes, executor=executor).summary
     elapsed = time.perf_counter() - started
     shutil.rmtree(out, ignore_errors=True)
     return elapsed, summary
@@ -235,7 +235,7 @@ def main() -> None:
         for executor, processes in runs:
             elapsed, summary = bench_sweep(names, processes, executor)
             sweep.append(f"| {executor} | {processes} | {elapsed:.1f} | "
-                         f"{summary['passed']}/{summary['episodes']} |")
+                         f"{summary.passed}/{summary.episodes} |")
         print("\n".join(sweep))
         sections.append(sweep)
     if args.write:

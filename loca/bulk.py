@@ -9,8 +9,9 @@ its final one and renamed when it is whole, so a killed run leaves nothing that 
 world; rerunning the command builds only what is missing. A world counts as built when it loads
 with its state and ground truth, was made by the task's current generator for its (length,
 seed), has its instruction, and its content hash matches the one recorded when it was built;
-anything else at its path is built again. Worlds go through the world cache like resets do
-(`LOCA_WORLD_CACHE_MB=0` builds every one)."""
+anything else at its path is built again. A world the world cache holds is copied from it
+(its index row says `cached`); a world built here is not stored in the cache, whose copies
+would only slow the build down (`LOCA_WORLD_CACHE_MB=0` builds every one)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ class Outcome:
 class Summary:
     planned: int
     built: int = 0
+    copied: int = 0
+    """Planned worlds this run copied from the world cache."""
     kept: int = 0
     """Planned worlds that were already complete."""
     failed: list[Outcome] = field(default_factory=list)
@@ -89,7 +92,8 @@ def index_row(task: Task, out: Path, world: World) -> dict[str, Any]:
         "seed": meta.seed,
         "params": task.resolve_params(meta.params),
         "env_description_tokens": meta.env_description_tokens,
-        "builds": meta.builds,
+        "origin": "cached" if meta.builds == 0 else "built",
+        "builds": meta.builds or None,
         "content_hash": meta.content_hash,
         "generator_version": meta.generator_version,
         "world": world.root.relative_to(out).as_posix(),
@@ -129,7 +133,7 @@ def ensure_world(task_name: str, out: Path, length: int, seed: int) -> Outcome:
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{seed}{PARTIAL}", dir=path.parent))
     try:
-        built, _ = asyncio.run(obtain_world(task, staging / "world", length, seed))
+        built, _ = asyncio.run(obtain_world(task, staging / "world", length, seed, store=False))
         write_text_atomic(built.root / INSTRUCTION_FILE, task.spec.instruction(built) + "\n")
         if path.exists() or path.is_symlink():
             _remove(path)
@@ -223,7 +227,9 @@ def generate_many(task: Task, out: Path, lengths: list[int], seeds: list[int], p
                 if outcome.row is None:
                     summary.failed.append(outcome)
                 else:
-                    summary.built += outcome.built
+                    cached = outcome.row["origin"] == "cached"
+                    summary.built += outcome.built and not cached
+                    summary.copied += outcome.built and cached
                     summary.kept += not outcome.built
                     summary.rows.append(outcome.row)
                 if on_world:

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from loca import __version__
+from loca.cache_cli import cache_app
+from loca.core.errors import BadInput
 from loca.core.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
 from scaffolds.budget import DEFAULTS_TEXT
 
@@ -20,36 +23,53 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from envs.core.registry import Task
+    from loca.runner import RunConfig
     from loca.validate import Outcome
 
 S = TypeVar("S")
 T = TypeVar("T")
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="LOCA gym: long-context agent environments of any size.")
+app.add_typer(cache_app, name="cache")
 DEBUG_FLAG = "--debug"
 
 
+def _show_version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"loca {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_show_version, help="print the version and exit")] = False) -> None:
+    pass
+
+
 def main(argv: list[str] | None = None) -> None:
-    """The `loca` entry point: a bad command line or input is one line on stderr and a non-zero
-    exit, never a traceback (`--debug` anywhere on the command line shows it)."""
+    """The `loca` entry point: a bad command line or input is one line on stderr and exit 2, a
+    bug one line and exit 1, never a traceback (`--debug` anywhere on the command line shows it);
+    Ctrl-C exits 130."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in args
     args = [a for a in args if a != DEBUG_FLAG]
     try:
         code = app(args=args, prog_name="loca", standalone_mode=False)  # a command's typer.Exit: its code
     except typer.Abort:
+        print("loca: interrupted", file=sys.stderr)
         sys.exit(130)
     except typer.TyperException as exc:  # usage errors: bad values, unknown options, missing arguments
         if debug:
             raise
-        print(f"loca: error: {exc.format_message()}", file=sys.stderr)
+        if exc.format_message():  # empty when the usage was shown instead (no command given)
+            print(f"loca: error: {exc.format_message()}", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2))
-    except Exception as exc:  # an input the commands refused, or a bug: one line either way
+    except Exception as exc:  # an input the commands refused (2), or a bug (1): one line either way
         if debug:
             raise
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"loca: error: {message[:500]}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(2 if isinstance(exc, BadInput) else 1)
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -62,11 +82,13 @@ def _consoles() -> tuple[Console, Console]:
 
 
 def say(text: str) -> None:
-    _consoles()[0].print(text)
+    """A line on standard output (rich markup), never cut at the console's width."""
+    _consoles()[0].print(text, soft_wrap=True)
 
 
 def complain(text: str) -> None:
-    _consoles()[1].print(text)
+    """A line on standard error (rich markup), never cut at the console's width."""
+    _consoles()[1].print(text, soft_wrap=True)
 
 
 def _table(*columns: str, title: str) -> Table:
@@ -83,12 +105,21 @@ def _parsed(parse: Callable[[S], T], value: S) -> T:
 
 
 def _task(name: str) -> Task:
-    from envs.core.registry import get_task
+    from envs.core.registry import get_task, tasks
 
     try:
         return get_task(name)
-    except KeyError as exc:
-        raise typer.BadParameter(str(exc.args[0])) from None
+    except KeyError:
+        raise typer.BadParameter(_unknown("task", name, list(tasks()))) from None
+
+
+def _unknown(kind: str, name: str, known: list[str]) -> str:
+    """`unknown task 'x'; did you mean y?`, or the known names when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}?" if close else f"known: {', '.join(known) or 'none'}"
+    return f"unknown {kind} {name!r}; {hint}"
 
 
 def _task_names(tasks: str) -> list[str]:
@@ -122,8 +153,8 @@ def _check_agent(agent: str, task: Task) -> None:
         return
     names = scripted_agents(task.name).names()
     if agent not in names:
-        raise typer.BadParameter(f"unknown agent {agent!r} for {task.name}; scripted agents: "
-                                 f"{', '.join(names)}; LLM agents: {LLM_AGENTS}")
+        raise typer.BadParameter(f"{_unknown('agent', agent, names)} (for {task.name}; LLM agents: "
+                                 f"{LLM_AGENTS})")
 
 
 def _sandbox(allow_unconfined: bool = False) -> str:
@@ -249,21 +280,23 @@ def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[in
         except BulkError as exc:
             complain(f"loca: error: {escape(str(exc))}")
             raise typer.Exit(2) from None
-    table = _table("length", "worlds", "tokens (min-max)", "largest deviation", "builds per world",
-                   title=f"{spec.name}: worlds in {out}")
+    table = _table("length", "worlds", "tokens (min-max)", "largest deviation", "builds per built world",
+                   "cached", title=f"{spec.name}: worlds in {out}")
     for target in sorted({r["target_tokens"] for r in summary.rows}):
         rows = [r for r in summary.rows if r["target_tokens"] == target]
+        built = [r["builds"] for r in rows if r["origin"] == "built"]
         tokens = [r["env_description_tokens"] for r in rows]
         worst = max(abs(t - target) / target for t in tokens)
         table.add_row(label(target), str(len(rows)), f"{min(tokens):,}-{max(tokens):,}", f"{100 * worst:.1f}%",
-                      f"{sum(r['builds'] or 0 for r in rows) / len(rows):.2f}")
+                      f"{sum(built) / len(built):.2f}" if built else "-", str(len(rows) - len(built)))
     _consoles()[0].print(table)
     for failure in summary.failed[:20]:
         complain(f"failed: {label(failure.length)} seed {failure.seed}: {escape(failure.error or '')}")
-    rate = f" ({summary.built / summary.seconds:.1f} built/s)" if summary.built else ""
-    say(f"built {summary.built}, already complete {summary.kept}, failed {len(summary.failed)} of "
-        f"{summary.planned} planned in {summary.seconds:.1f} s{rate}; index of {len(summary.rows)} worlds: "
-        f"{out / INDEX_JSONL}, {out / INDEX_PARQUET}")
+    made = summary.built + summary.copied
+    rate = f" ({made / summary.seconds:.1f} worlds/s)" if made else ""
+    say(f"built {summary.built}, copied from the world cache {summary.copied}, already complete {summary.kept}, "
+        f"failed {len(summary.failed)} of {summary.planned} planned in {summary.seconds:.1f} s{rate}")
+    say(f"index of {len(summary.rows)} worlds: {out / INDEX_JSONL}, {out / INDEX_PARQUET}")
     if summary.failed:
         raise typer.Exit(1)
 
@@ -433,13 +466,15 @@ def run(
         help="oracle, noop, mutant:NAME, openai:MODEL, anthropic:MODEL or profile:ID")] = "oracle",
     lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
-    out: Annotated[Path, typer.Option(help="run directory (rerun to resume)")] = Path("runs/default"),
+    trials: Annotated[int, typer.Option(min=1, help="episodes per task, length and seed")] = 1,
+    out: Annotated[Path, typer.Option(
+        help="run directory (rerun to resume; a larger plan with the same settings grows it)")] = Path("runs/default"),
     base_url: Annotated[str | None, typer.Option(help="the model provider's endpoint")] = None,
     max_turns: int = 300,
     naming: Annotated[str, typer.Option(help="tool names: prefixed, dedup or bare")] = "prefixed",
     tool_filter: Annotated[str, typer.Option(
         help="all tools of the task's servers, core (P1 tools of the seed tasks) or task (its allow-list)")] = "all",
-    processes: Annotated[int, typer.Option(help="episodes in parallel")] = 1,
+    processes: Annotated[int, typer.Option(min=1, help="episodes in parallel")] = 1,
     executor: Annotated[str, typer.Option(
         help="local (this machine's processes) or ray (Ray tasks)")] = "local",
     ray_address: Annotated[str | None, typer.Option(
@@ -462,18 +497,26 @@ def run(
         min=1, help="model tokens (input + output) per minute, for the whole run")] = None,
     strict: Annotated[bool, typer.Option(
         help="refuse options the model's profile does not support (--no-strict sends them)")] = True,
+    keep_worlds: Annotated[str, typer.Option(
+        help="final worlds kept in the episode folders: all, failed (of episodes that did not pass) "
+             "or none; trajectories and records always stay")] = "failed",
+    retry_errors: Annotated[bool, typer.Option(
+        help="on a rerun, run again the episodes that ended in llm_error, harness_error or provider_truncated")] = True,
+    stop_after_errors: Annotated[int | None, typer.Option(
+        min=0, show_default=False,
+        help="stop once this many episodes in a row fail the same way at the model provider "
+             "(refused, unreachable, bad key, no such model...) [default: 3]; 0: never")] = None,
+    verbose: Annotated[bool, typer.Option(help="also a row per episode in the final report")] = False,
     allow_unconfined_sandbox: Annotated[bool, typer.Option(
         help="where neither bubblewrap nor Landlock works, run code unconfined instead of refusing "
              "(recorded in run.json and every episode; code can then read the answer key)")] = False,
 ) -> None:
     """Run AGENT on TASKS at every length and seed; results in OUT. With no options: the oracle
-    on every task at 8k..256k, seeds 0-4."""
-    from pydantic import ValidationError
-
+    on every task at 8k..256k, seeds 0-4. Exits 1 when the run stopped on a failing model
+    provider."""
     from loca.episode import run_episode
-    from loca.runner import RunConfig, execute, plan
-    from scaffolds.clients import RateLimits, Sampling, Timeouts
-    from scaffolds.context import choose, load_file
+    from loca.run_console import RunConsole
+    from loca.runner import Breaker, RunDir, SettingsError, execute, explain
 
     if executor not in ("local", "ray"):
         raise typer.BadParameter(f"--executor is local or ray, not {executor!r}")
@@ -482,50 +525,64 @@ def run(
     names = _task_names(tasks)
     for name in names:
         _check_agent(agent, _task(name))
-    choice = _parsed(lambda s: choose(s, load_file(strategy_config) if strategy_config else None),
-                     strategy)
-    paper = dict(choice.agent or {})
-    try:
-        timeouts = {"connect_s": connect_timeout, "response_s": response_timeout}
-        config = RunConfig(tasks=names, lengths=parse_lengths(lengths), seeds=parse_seeds(seeds),
-                           agent=agent, base_url=base_url, max_turns=max_turns, naming=naming,
-                           tool_filter=tool_filter,
-                           timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}),
-                           strategy=choice.name, context=choice.context, strict=strict,
-                           rate_limits=RateLimits(max_in_flight=max_in_flight,
-                                                  requests_per_minute=requests_per_minute,
-                                                  tokens_per_minute=tokens_per_minute),
-                           **({"system_prompt": paper.pop("system_prompt"),
-                               "sampling": Sampling(**paper)} if paper else {}))
-    except ValidationError as exc:
-        raise typer.BadParameter("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                                           for e in exc.errors())) from None
+    config = _run_config(names, agent, _parsed(parse_lengths, lengths), _parsed(parse_seeds, seeds), trials,
+                         base_url=base_url, max_turns=max_turns, naming=naming, tool_filter=tool_filter,
+                         timeouts={"connect_s": connect_timeout, "response_s": response_timeout},
+                         strategy=strategy, strategy_config=strategy_config, strict=strict,
+                         rate_limits={"max_in_flight": max_in_flight, "requests_per_minute": requests_per_minute,
+                                      "tokens_per_minute": tokens_per_minute},
+                         keep_worlds=keep_worlds)
     for warning in config.agent_config().warnings():
         complain(f"[yellow]warning:[/] {warning}")
     _sandbox(allow_unconfined_sandbox)
-    with _progress() as progress:
-        bar = progress.add_task("episodes", total=len(plan(config)))
-        summary = execute(config, out, run_episode, processes, on_result=lambda _: progress.advance(bar),
-                          executor=executor, ray_address=ray_address)  # type: ignore[arg-type]
-    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
-    table = _table("task", *[label(t) for t in config.lengths], title=f"{agent}: passed / episodes")
-    for name in names:
-        cells = []
-        for target in config.lengths:
-            mine = [r for r in records if r["task"] == name and r["target_tokens"] == target]
-            passed = sum(bool(r["success"]) for r in mine)
-            cells.append(f"[green]{passed}/{len(mine)}[/]" if passed == len(mine) else f"{passed}/{len(mine)}")
-        table.add_row(name, *cells)
-    _consoles()[0].print(table)
-    if config.strategy != "react" or any((r.get("metrics") or {}).get("strategy_firings")
-                                         for r in records):
-        _consoles()[0].print(_context_table(records, config.strategy))
-    for r in [r for r in records if not r["success"]][:20]:
-        failed = ", ".join(c["name"] for c in r.get("checks", []) if not c["passed"]) or "-"
-        say(f"  {r['episode_id']}: {r['terminal_state']}; failed checks: {failed}")
-    say(f"passed {summary['passed']}/{summary['episodes']} "
-                  f"(accuracy {summary['accuracy']:.3f}); max length deviation "
-                  f"{100 * summary['max_length_deviation']:.1f}%; results in {out}")
+    console = RunConsole(_consoles()[0], out)
+    try:
+        outcome = execute(config, out, run_episode, processes, executor=executor,  # type: ignore[arg-type]
+                          ray_address=ray_address, retry_errors=retry_errors,
+                          breaker=Breaker() if stop_after_errors is None else Breaker(stop_after_errors),
+                          on_start=console.start, on_result=console.episode)
+    except SettingsError as exc:
+        console.close()
+        complain(f"loca: error: {out} holds a run with other settings; use another --out for these:")
+        for line in exc.differences:
+            complain(f"  {line}")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.close()
+        complain(console.interrupted())
+        raise typer.Exit(130) from None
+    console.close()
+    records = None
+    if verbose:
+        logged = RunDir(out).logged()
+        records = [r for e in RunDir(out).manifest() if (r := logged.get(e.episode_id))]
+    console.report(outcome.summary, f"{agent} · {config.strategy}", records)
+    if outcome.stopped:
+        complain(f"loca: error: {explain(outcome.stopped, agent, base_url)}")
+        raise typer.Exit(1)
+
+
+def _run_config(names: list[str], agent: str, targets: list[int], seed_list: list[int], trials: int, *,
+                timeouts: dict[str, float | None], rate_limits: dict[str, float | None],
+                strategy: str | None, strategy_config: Path | None, **settings: Any) -> RunConfig:
+    """The run's configuration from the command line; a setting it refuses is a bad option."""
+    from pydantic import ValidationError
+
+    from loca.runner import RunConfig
+    from scaffolds.clients import RateLimits, Sampling, Timeouts
+    from scaffolds.context import choose, load_file
+
+    choice = _parsed(lambda s: choose(s, load_file(strategy_config) if strategy_config else None), strategy)
+    paper = dict(choice.agent or {})
+    try:
+        return RunConfig(tasks=names, lengths=targets, seeds=seed_list, trials=trials, agent=agent,
+                         timeouts=Timeouts(**{k: v for k, v in timeouts.items() if v is not None}),
+                         strategy=choice.name, context=choice.context, rate_limits=RateLimits(**rate_limits),
+                         **({"system_prompt": paper.pop("system_prompt"), "sampling": Sampling(**paper)}
+                            if paper else {}), **settings)
+    except ValidationError as exc:
+        raise typer.BadParameter("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                           for e in exc.errors())) from None
 
 
 @app.command()
@@ -609,19 +666,6 @@ def view(
         complain(f"loca: error: {exc}")
         raise typer.Exit(2) from None
     serve(catalog, host, port, announce=typer.echo)
-
-
-def _context_table(records: list[dict[str, Any]], strategy: str) -> Table:
-    """Per episode: the largest request, the trajectory it stood for, and the strategies' work."""
-    table = _table("task", "length", "seed", "peak request", "trajectory",
-                   "firings (tokens freed)", title=f"context: {strategy}")
-    for r in records:
-        m = r.get("metrics") or {}
-        fired = ", ".join(f"{name} {count} ({m['tokens_freed'].get(name, 0):,})"
-                          for name, count in sorted(m.get("strategy_firings", {}).items()))
-        table.add_row(r["task"], r["length"], str(r["seed"]), f"{m.get('peak_request_tokens', 0):,}",
-                      f"{m.get('trajectory_tokens', 0):,}", fired or "-")
-    return table
 
 
 def _progress() -> Progress:

@@ -7,6 +7,7 @@ Everything from the start of an episode to its record is guarded: an env that ca
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import gymnasium as gym
 
 import envs  # noqa: F401  (registers the gymnasium ids)
 from envs.core.registry import Task, get_task
-from loca.runner import Episode, RunConfig, failure_record
+from loca.runner import Episode, KeepWorlds, RunConfig, failure_record
 from mock_servers.sandbox import recorded_mode
 from scaffolds.clients import (
     LLM_AGENTS,
@@ -87,9 +88,20 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
 
 
 def run_episode(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
-    """Synchronous entry point (also used in worker processes); only cancellation raises."""
+    """Synchronous entry point (also used in worker processes); only cancellation raises. The
+    final world stays in the episode's folder as `config.keep_worlds` says."""
     try:
         episode_dir.mkdir(parents=True, exist_ok=True)
-        return asyncio.run(play(episode, episode_dir, config))
+        record = asyncio.run(play(episode, episode_dir, config))
     except Exception as exc:
-        return failure_record(episode, "harness_error", exc)
+        record = failure_record(episode, "harness_error", exc)
+    return keep_world(record, episode_dir, config.keep_worlds)
+
+
+def keep_world(record: dict[str, Any], episode_dir: Path, keep: KeepWorlds) -> dict[str, Any]:
+    """`record`, its world folder removed (and `world_dir` null) unless `keep` says it stays:
+    `all`, or `failed` for an episode that did not pass."""
+    if keep == "all" or (keep == "failed" and not record.get("success")):
+        return record
+    shutil.rmtree(episode_dir / "world", ignore_errors=True)
+    return {**record, "world_dir": None}

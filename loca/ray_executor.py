@@ -16,11 +16,14 @@ import os
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from loca.runner import Episode, EpisodeFn, RunConfig, RunDir, failure_record
+from loca.runner.config import Episode, RunConfig
+from loca.runner.engine import EpisodeFn
+from loca.runner.records import failure_record
+from loca.runner.rundir import RunDir
 from mock_servers.sandbox import ENV_ALLOW_UNCONFINED, ENV_MODE
 from scaffolds.clients import RateLimits, rate_group
 from scaffolds.clients.ratelimit import LocalLimiter, share
@@ -75,9 +78,11 @@ def _unpack(data: bytes, folder: Path) -> None:
 
 
 def ray_results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: EpisodeFn,
-                processes: int, address: str | None) -> Iterator[tuple[Episode, dict[str, Any]]]:
+                processes: int, address: str | None,
+                stop: Callable[[], bool]) -> Iterator[tuple[Episode, dict[str, Any]]]:
     """(episode, record) as Ray tasks finish, their folders unpacked into the run directory; a
-    task that raises gives a `harness_error` record."""
+    task that raises gives a `harness_error` record. Once `stop()` holds, the tasks not
+    finished are cancelled (their episodes stay unfinished, for a rerun)."""
     import ray
 
     started_here = not ray.is_initialized()
@@ -94,7 +99,7 @@ def ray_results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode
         if env:
             remote = remote.options(runtime_env={"env_vars": env})
         pending = {remote.remote(run_episode, episode, config, limiter): episode for episode in todo}
-        while pending:
+        while pending and not stop():
             (ref,), _ = ray.wait(list(pending), num_returns=1)
             episode = pending.pop(ref)
             try:

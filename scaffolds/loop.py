@@ -550,7 +550,7 @@ def _episode_error(outcome: _Outcome) -> EpisodeError | None:
     if isinstance(exc, LLMCallError):
         return EpisodeError.model_validate({
             "class": type(exc).__name__, "message": exc.message,
-            "details": {"error_class": exc.error_class, "status": exc.status,
+            "details": {"error_class": exc.error_class, "kind": exc.kind, "status": exc.status,
                         "attempts": [a.to_dict() for a in exc.attempts]},
         })
     return EpisodeError.model_validate({

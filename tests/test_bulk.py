@@ -41,7 +41,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bulk") / "ds"
     code, output = _generate(out, "--lengths", "8k", "--seeds", "0-2", "--processes", "2")
     assert code == 0, output
-    assert "built 3, already complete 0, failed 0 of 3 planned" in output
+    assert "built 3, copied from the world cache 0, already complete 0, failed 0 of 3 planned" in output
     return out
 
 
@@ -57,7 +57,7 @@ def test_worlds_are_built_where_the_index_says(dataset: Path) -> None:
         assert row["env_description_tokens"] == world.meta.env_description_tokens
         assert abs(row["env_description_tokens"] - 8000) <= 400
         assert row["params"] == task.resolve_params(world.meta.params)
-        assert row["builds"] == world.meta.builds >= 1
+        assert row["builds"] == world.meta.builds >= 1 and row["origin"] == "built"
         assert row["instruction"] == task.spec.instruction(world)
         assert (world.root / "instruction.txt").read_text(encoding="utf-8") == row["instruction"] + "\n"
     assert len({r["content_hash"] for r in rows}) == 3
@@ -77,7 +77,7 @@ def test_a_rerun_builds_nothing(dataset: Path) -> None:
     before, index = _stamps(dataset), (dataset / INDEX_JSONL).read_bytes()
     code, output = _generate(dataset, "--lengths", "8k", "--seeds", "0-2", "--processes", "2")
     assert code == 0, output
-    assert "built 0, already complete 3, failed 0 of 3 planned" in output
+    assert "built 0, copied from the world cache 0, already complete 3, failed 0 of 3 planned" in output
     assert _stamps(dataset) == before
     assert (dataset / INDEX_JSONL).read_bytes() == index
 
@@ -91,7 +91,7 @@ def test_damaged_and_half_written_worlds_are_rebuilt(dataset: Path, tmp_path: Pa
     shutil.move(out / "8k/2", out / "8k/.2.partial-killed")  # a run killed before the rename
     code, output = _generate(out, "--lengths", "8k", "--seeds", "0-2")
     assert code == 0, output
-    assert "built 3, already complete 0" in output
+    assert "built 3, copied from the world cache 0, already complete 0" in output
     assert not (out / "8k/.2.partial-killed").exists()
     rows = _index(out)
     assert [r["content_hash"] for r in rows] == [r["content_hash"] for r in _index(dataset)]  # same seeds, same worlds
@@ -105,7 +105,7 @@ def test_more_seeds_later_are_added_to_the_index(dataset: Path, tmp_path: Path) 
     before = _stamps(out)
     code, output = _generate(out, "--seeds", "3")
     assert code == 0, output
-    assert "built 1, already complete 0, failed 0 of 1 planned" in output
+    assert "built 1, copied from the world cache 0, already complete 0, failed 0 of 1 planned" in output
     assert [r["seed"] for r in _index(out)] == [0, 1, 2, 3]
     assert {k: v for k, v in _stamps(out).items() if k in before} == before
 
@@ -114,10 +114,10 @@ def test_a_world_that_cannot_be_built_is_reported_and_left_out(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     real = loca.bulk.obtain_world
 
-    async def failing(task, root, target, seed, params=None):  # type: ignore[no-untyped-def]
+    async def failing(task, root, target, seed, **options):  # type: ignore[no-untyped-def]
         if seed == 1:
             raise RuntimeError("generator exploded")
-        return await real(task, root, target, seed, params)
+        return await real(task, root, target, seed, **options)
 
     monkeypatch.setattr(loca.bulk, "obtain_world", failing)
     out = tmp_path / "ds"
@@ -126,6 +126,29 @@ def test_a_world_that_cannot_be_built_is_reported_and_left_out(tmp_path: Path,
     assert "failed: 8k seed 1: generator exploded" in output
     assert [r["seed"] for r in _index(out)] == [0]
     assert sorted(p.name for p in (out / "8k").iterdir()) == ["0"]
+
+
+def test_the_world_cache_gives_what_it_holds_and_takes_nothing_built_in_bulk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A world a reset stored is copied (its index row says `cached`, with no build count); the
+    worlds built in bulk stay out of the cache."""
+    from envs.core.env import LocaEnv
+    from loca.core.world_cache import LIMIT_ENV, world_cache
+
+    monkeypatch.setenv("LOCA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(LIMIT_ENV, "512")
+    env = LocaEnv(TASK)
+    env.reset(seed=5, options={"length": "8k"})
+    env.close()
+    cache = world_cache()
+    assert cache is not None and len(cache.entries()) == 1
+    code, output = _generate(tmp_path / "ds", "--seeds", "5-6", "--processes", "2")
+    assert code == 0, output
+    assert "built 1, copied from the world cache 1, already complete 0, failed 0 of 2 planned" in output
+    rows = {r["seed"]: r for r in _index(tmp_path / "ds")}
+    assert (rows[5]["origin"], rows[5]["builds"]) == ("cached", None)
+    assert rows[6]["origin"] == "built" and rows[6]["builds"] >= 1
+    assert len(cache.entries()) == 1
 
 
 def test_another_tasks_dataset_is_refused(dataset: Path, tmp_path: Path) -> None:

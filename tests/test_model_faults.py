@@ -20,6 +20,7 @@ from tests.fake_llm import (
     completion,
     cut_off,
     error_body,
+    http_error,
     stall,
     tool_call,
 )
@@ -245,6 +246,7 @@ async def test_a_hung_provider_is_given_up_within_the_unanswered_budget(
     elapsed = time.monotonic() - started
     assert result.terminal_state == "llm_error" and elapsed < 1.0 + 0.3 + 1.0
     assert result.error is not None and "without any answer" in result.error.message
+    assert result.error.details["kind"] == "unreachable"
     attempts = result.error.details["attempts"]
     assert len(attempts) == len(fake_llm.requests) < 8
     assert {a["outcome"] for a in attempts} == {"transient"}
@@ -265,3 +267,40 @@ async def test_refused_connections_are_given_up_within_the_unanswered_budget(
     spent = sum(a["latency_s"] + a["wait_s"] for a in attempts)
     assert spent <= RetryPolicy().unanswered_budget_s + 1 and len(attempts) < 8
     assert all("APIConnectionError" in a["message"] for a in attempts)
+
+
+# ---------------------------------------------------------------- what a failed call ran into
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("status", "message", "kind"), [
+    (401, "Incorrect API key provided", "auth"),
+    (404, "The model `nope` does not exist.", "model_not_found"),
+    (400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+     "tool_choice"),
+    (400, "messages: field required", "bad_request"),
+    (400, "This model's maximum context length is 8192 tokens", "context"),
+])
+async def test_a_failed_call_names_what_it_ran_into(
+        fake_llm: FakeLLM, make_client: MakeClient, tmp_path: Path, status: int, message: str,
+        kind: str) -> None:
+    fake_llm.push(*[http_error(status, message)] * 2)
+    result = await run_loop(make_client(), tmp_path)
+    assert result.error is not None and result.error.details["kind"] == kind
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("base_url", "kind", "says"), [
+    ("http://127.0.0.1:9/v1", "connection_refused", "Connect call failed"),
+    ("http://no-such-host.invalid/v1", "dns", "Errno"),
+])
+async def test_an_unreachable_provider_is_named_with_the_cause_below_the_sdk_error(
+        tmp_path: Path, base_url: str, kind: str, says: str) -> None:
+    client = OpenAICompatClient("m", api_key="k", base_url=base_url, sleep=SleepRecorder(),
+                                rng=random.Random(7))
+    try:
+        result = await run_loop(client, tmp_path)
+    finally:
+        await client.aclose()
+    assert result.error is not None and result.error.details["kind"] == kind
+    assert says in result.error.message

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from loca.episode import run_episode
-from loca.runner import Executor, RunConfig, execute, plan
+from loca.runner import EpisodeRecord, Executor, RunConfig, execute, plan
 
 ray = pytest.importorskip("ray")
 TIMING_KEYS = {"timings", "latency_s", "wall_s", "llm_s", "tool_s", "duration_s"}
@@ -26,7 +26,8 @@ def local_ray() -> Iterator[None]:
 
 
 def _config() -> RunConfig:
-    return RunConfig(tasks=["set_conf_cr_ddl"], lengths=[8000], seeds=[0, 1, 2], agent="oracle")
+    return RunConfig(tasks=["set_conf_cr_ddl"], lengths=[8000], seeds=[0, 1, 2], agent="oracle",
+                     keep_worlds="all")
 
 
 def _without_timings(value: Any) -> Any:
@@ -50,9 +51,9 @@ def _files(out: Path) -> list[str]:
 
 
 def test_a_ray_run_matches_a_local_run(local_ray: None, tmp_path: Path) -> None:
-    local = execute(_config(), tmp_path / "local", run_episode)
-    on_ray = execute(_config(), tmp_path / "ray", run_episode, processes=2, executor="ray")
-    assert on_ray == local and on_ray["passed"] == 3
+    local = execute(_config(), tmp_path / "local", run_episode).summary
+    on_ray = execute(_config(), tmp_path / "ray", run_episode, processes=2, executor="ray").summary
+    assert on_ray == local and on_ray.passed == 3
     assert _records(tmp_path / "ray") == _records(tmp_path / "local")
     assert _files(tmp_path / "ray") == _files(tmp_path / "local")
     for episode in plan(_config()):
@@ -65,14 +66,14 @@ def test_a_run_stopped_after_one_episode_is_finished_on_ray(local_ray: None, tmp
                                                             first: Executor) -> None:
     out = tmp_path / "run"
 
-    def stop(_: dict[str, Any]) -> None:
+    def stop(_: EpisodeRecord) -> None:
         raise KeyboardInterrupt  # the driver dies once the first episode is recorded
 
     with pytest.raises(KeyboardInterrupt):
         execute(_config(), out, run_episode, processes=2, on_result=stop, executor=first)
     assert len(_records(out)) == 1
-    summary = execute(_config(), out, run_episode, processes=2, executor="ray")
-    assert summary["episodes"] == summary["passed"] == 3
+    summary = execute(_config(), out, run_episode, processes=2, executor="ray").summary
+    assert summary.episodes == summary.passed == 3
     assert sorted(_records(out)) == sorted(e.episode_id for e in plan(_config()))
 
 

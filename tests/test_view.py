@@ -235,6 +235,18 @@ def test_loopback_only(runs: Runs, capsys: pytest.CaptureFixture[str]) -> None:
     assert "not a run directory" in capsys.readouterr().err
 
 
+def test_a_busy_port_is_refused_before_the_viewer_says_it_serves(
+        runs: Runs, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert loca("view", str(runs.react), "--port", str(port)) == 2
+    out, err = capsys.readouterr()
+    assert "serving" not in out and f"port {port}" in err and "--port" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_the_page_s_assets_are_package_data() -> None:
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["loca.view"]
     static = ROOT / "loca" / "view" / "static"

@@ -153,3 +153,24 @@ def test_off_stores_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(LIMIT_ENV, "100")
     monkeypatch.setenv("LOCA_CACHE_DIR", "")
     assert world_cache() is None
+
+
+def test_loca_cache_shows_the_worlds_against_the_limit_and_clears_everything(
+        cache: WorldCache, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from loca.cli import app
+
+    built, _ = _keep(tmp_path, "a")
+    (entry,) = cache.entries()
+    assert entry[1] == sum(p.stat().st_size for p in built.root.rglob("*") if p.is_file())
+    (entry[2] / "size").unlink()  # an entry stored before sizes were recorded is measured
+    assert cache.entries()[0][1] == entry[1]
+    runner = CliRunner()
+    shown = runner.invoke(app, ["cache", "info"])
+    assert shown.exit_code == 0 and f"cache: {cache.root.parent}" in shown.output
+    assert f"world cache: 1 world, {entry[1] / 2**20:.1f} MB; limit 512 MB" in shown.output
+    cleared = runner.invoke(app, ["cache", "clear"])
+    assert cleared.exit_code == 0 and "MB freed" in cleared.output
+    assert list(cache.root.parent.iterdir()) == [] and cache.entries() == []
+    assert "world cache: 0 worlds, 0.0 MB" in runner.invoke(app, ["cache", "info"]).output

@@ -65,9 +65,10 @@ def target_alias(task: Task, target: int, seed: int) -> str:
 
 
 async def obtain_world(task: Task, root: Path, target: int, seed: int,
-                       params: dict[str, Any] | None = None) -> tuple[World, Source]:
+                       params: dict[str, Any] | None = None, store: bool = True) -> tuple[World, Source]:
     """The world of (target, seed), or of (`params`, seed) when given, at `root`: copied from
-    the world cache when it holds it, else built (and then stored there)."""
+    the world cache when it holds it, else built (and then stored there, unless `store` is
+    False: worlds built in bulk stay where they are built, the dataset being their store)."""
     cache = world_cache()
     if cache is None:
         return await _build(task, root, target, seed, params), "off"
@@ -78,6 +79,8 @@ async def obtain_world(task: Task, root: Path, target: int, seed: int,
         world.save()
         return world, "hit"
     world = await _build(task, root, target, seed, params)
+    if not store:
+        return world, "built"
     key = world_key(task, world.meta.params, seed)
     cache.publish(key, world)
     if not params:

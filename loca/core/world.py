@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loca.core.clock import VirtualClock, parse_instant
+from loca.core.errors import BadInput
 
 WORLD_FILE = "world.json"
 STATE_FILE = "state.sqlite"
@@ -24,7 +25,7 @@ INSTRUCTION_FILE = "instruction.txt"  # the task as given to external agents (ou
 INPUTS = "inputs"  # under truth/: workspace files the checker reads as generated (mail templates)
 
 
-class WorldError(ValueError):
+class WorldError(BadInput):
     """A directory that is not a (complete) world."""
 
 

@@ -15,7 +15,9 @@ request that does not name params (a target length and a seed) to the key of the
 
 The cache holds at most `LOCA_WORLD_CACHE_MB` megabytes (default 2048; 0 turns it off; it is
 off as well when the user cache is, `LOCA_CACHE_DIR=""`). When a publish takes it over the
-limit, the entries used least recently (each hit touches its entry) are removed until it fits."""
+limit, the entries used least recently (each hit touches its entry) are removed until it fits;
+each entry records its size when published, so sizing the cache reads no world. `loca cache
+info` shows the entries against the limit, `loca cache clear` empties the cache."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ LIMIT_ENV = "LOCA_WORLD_CACHE_MB"
 DEFAULT_LIMIT_MB = 2048
 _USED = "used"  # beside an entry's world; touched on every hit (its mtime orders eviction)
 _DIGEST = "digest"  # beside an entry's world: the digest of its files a copy must have
+_SIZE = "size"  # beside an entry's world: its bytes, so that sizing the cache reads no world
 log = logging.getLogger("loca.world_cache")
 
 
@@ -81,6 +84,7 @@ class WorldCache:
             try:
                 shutil.copytree(world.root, staging / "world")
                 (staging / _DIGEST).write_text(files_digest(staging / "world"), encoding="ascii")
+                (staging / _SIZE).write_text(str(_size(staging / "world")), encoding="ascii")
                 (staging / _USED).touch()
                 try:
                     os.rename(staging, entry)
@@ -111,9 +115,11 @@ class WorldCache:
         except OSError as exc:
             log.warning("world cache: could not record alias %s: %s", name, exc)
 
-    def _evict(self) -> None:
-        """Remove least recently used entries while the cache is over its limit."""
-        entries = []
+    def entries(self) -> list[tuple[float, int, Path]]:
+        """(last use, bytes, folder) of every entry."""
+        if not self.root.is_dir():
+            return []
+        found = []
         for entry in self.root.iterdir():
             if entry.name.startswith(".") or entry.name == "aliases" or not entry.is_dir():
                 continue
@@ -121,7 +127,12 @@ class WorldCache:
                 used = (entry / _USED).stat().st_mtime
             except OSError:
                 used = 0.0
-            entries.append((used, _size(entry), entry))
+            found.append((used, _entry_size(entry), entry))
+        return found
+
+    def _evict(self) -> None:
+        """Remove least recently used entries while the cache is over its limit."""
+        entries = self.entries()
         total = sum(size for _, size, _ in entries)
         for _, size, entry in sorted(entries, key=lambda e: (e[0], e[2].name)):
             if total <= self.limit_bytes:
@@ -144,15 +155,28 @@ def _size(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
-def world_cache() -> WorldCache | None:
-    """The configured world cache, or None when it is off."""
-    base = cache_dir()
+def _entry_size(entry: Path) -> int:
+    """The bytes of an entry's world, as recorded when it was published (measured for entries
+    stored before sizes were recorded)."""
+    try:
+        return int((entry / _SIZE).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return _size(entry / "world")
+
+
+def limit_mb() -> int:
+    """The world cache's limit in megabytes (`LOCA_WORLD_CACHE_MB`, else the default)."""
     raw = os.environ.get(LIMIT_ENV, "").strip()
     try:
-        limit_mb = int(raw) if raw else DEFAULT_LIMIT_MB
+        return int(raw) if raw else DEFAULT_LIMIT_MB
     except ValueError:
         raise ValueError(f"{LIMIT_ENV} must be a whole number of megabytes, not {raw!r}") from None
-    if base is None or limit_mb <= 0:
+
+
+def world_cache() -> WorldCache | None:
+    """The configured world cache, or None when it is off."""
+    base, limit = cache_dir(), limit_mb()
+    if base is None or limit <= 0:
         return None
-    return WorldCache(base / "worlds", limit_mb * 1024 * 1024)
+    return WorldCache(base / "worlds", limit * 1024 * 1024)
 

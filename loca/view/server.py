@@ -6,6 +6,7 @@ Slow, idle and surplus clients are closed or refused (`loca.core.http_limits`)."
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from loca.core.errors import BadInput
 from loca.report.load import ReportError
 from loca.view.runs import Catalog, NotFound
 
@@ -100,16 +102,38 @@ def build_app(catalog: Catalog) -> ASGIApp:
     return LoopbackOnly(Starlette(routes=routes))
 
 
+class PortInUse(BadInput):
+    """The viewer's port cannot be had."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to (`host`, `port`), before anything says the viewer serves there."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise PortInUse(f"cannot serve on {host} port {port} ({exc.strerror or exc}): another program, "
+                        f"perhaps another loca view, holds it; choose another with --port") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(catalog: Catalog, host: str, port: int, announce: Callable[[str], None] = print) -> None:
-    """Serve the catalog's runs on http://host:port until interrupted."""
+    """Serve the catalog's runs on http://host:port until interrupted; `PortInUse`, before
+    anything is announced, when the port is taken."""
     import uvicorn
 
     from loca.core.http_limits import HttpLimits
 
     if not is_loopback(host):
         raise ValueError(f"the viewer serves loopback only (127.0.0.1, ::1, localhost), not {host!r}")
+    sock = bind(host, port)
     app = build_app(catalog)
     shown = f"[{host}]" if ":" in host else host
     runs = len(catalog.roots)
     announce(f"serving {runs} run{'s' if runs != 1 else ''} at http://{shown}:{port}/ (Ctrl-C stops)")
-    uvicorn.run(app, host=host, port=port, log_level="warning", **HttpLimits().uvicorn_settings())
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **HttpLimits().uvicorn_settings())
+    uvicorn.Server(config).run(sockets=[sock])

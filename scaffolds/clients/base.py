@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 FinishReason = Literal["stop", "tool_calls", "length", "refusal", "content_filter", "pause"]
 ErrorClass = Literal["transient", "fatal", "auth", "context"]
 AttemptOutcome = Literal["ok", "transient", "fatal", "auth", "context", "empty", "length"]
+FaultKind = Literal["connection_refused", "dns", "unreachable", "auth", "model_not_found",
+                    "tool_choice", "rate_limited", "server_error", "context", "bad_request", "other"]
+"""What a failed model call ran into, finer than its error class: what a person must fix."""
 
 
 class Sampling(BaseModel):
@@ -149,9 +152,10 @@ class LLMCallError(Exception):
     """A model call that failed for good: not retryable, or retries exhausted."""
 
     def __init__(self, error_class: ErrorClass, message: str, *, status: int | None = None,
-                 attempts: tuple[Attempt, ...] = ()) -> None:
+                 attempts: tuple[Attempt, ...] = (), kind: FaultKind = "other") -> None:
         super().__init__(message)
         self.error_class = error_class
         self.message = message
         self.status = status
         self.attempts = attempts
+        self.kind = kind

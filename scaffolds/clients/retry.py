@@ -11,15 +11,23 @@ import asyncio
 import email.utils
 import random
 import re
+import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scaffolds.clients.base import Attempt, AttemptError, ErrorClass, GenerateResult, LLMCallError
+from scaffolds.clients.base import (
+    Attempt,
+    AttemptError,
+    ErrorClass,
+    FaultKind,
+    GenerateResult,
+    LLMCallError,
+)
 from scaffolds.clients.ratelimit import Limiter
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -33,6 +41,8 @@ DEFAULT_CONTEXT_ERROR_PATTERNS = (
     r"reduce the length",
     r"input is too long",
 )
+TOOL_CHOICE_PATTERN = re.compile(r"tool[ _-]?choice|tool[ _-]call[ _-]parser", re.IGNORECASE)
+"""A 400 saying the server cannot do tool calls (vLLM without `--enable-auto-tool-choice`)."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -86,6 +96,42 @@ def classify_status(status: int, message: str, context_patterns: tuple[str, ...]
     if status in TRANSIENT_STATUSES or status >= 500:
         return "transient"
     return "fatal"
+
+
+def fault_kind(error: AttemptError) -> FaultKind:
+    """What a failed attempt ran into: from its HTTP status and message when it had an answer,
+    else from the exceptions below it (a refused connection, a name that does not resolve)."""
+    if error.error_class == "context":
+        return "context"
+    status = error.status
+    if status is not None:
+        if status in AUTH_STATUSES:
+            return "auth"
+        if status == 404:
+            return "model_not_found"
+        if status == 429:
+            return "rate_limited"
+        if status >= 500:
+            return "server_error"
+        if status == 400 and TOOL_CHOICE_PATTERN.search(error.message):
+            return "tool_choice"
+        return "other" if status in TRANSIENT_STATUSES else "bad_request"
+    causes = list(_causes(error))
+    if any(isinstance(c, socket.gaierror) for c in causes):
+        return "dns"
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        return "connection_refused"
+    return "unreachable" if error.unanswered else "other"
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exceptions below `exc` (explicit causes, else the context), outermost first."""
+    seen: set[int] = set()
+    below = exc.__cause__ or exc.__context__
+    while below is not None and id(below) not in seen:
+        seen.add(id(below))
+        yield below
+        below = below.__cause__ or below.__context__
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
@@ -193,7 +239,7 @@ class Retrier:
                 if wait is None:
                     message = self._final_message(failed, number, spent, answered)
                     raise LLMCallError(failed.error_class, message, status=failed.status,
-                                       attempts=tuple(history)) from failed
+                                       attempts=tuple(history), kind=fault_kind(failed)) from failed
                 await self._sleep(wait)
                 continue
             if result.message.is_empty and empties < policy.empty_retries:
@@ -229,6 +275,9 @@ class Retrier:
         if error.error_class != "transient":
             return error.message
         if not answered:
+            roots = [str(c) for c in _causes(error) if str(c)]
+            root = roots[-1] if roots else error.message
+            reason = error.message if root in error.message else f"{error.message} ({root})"
             return (f"gave up after {number} attempts in {spent:.1f} s without any answer from "
-                    f"the provider: {error.message}")
+                    f"the provider: {reason}")
         return f"gave up after {number} attempts: {error.message}"

@@ -20,6 +20,13 @@ from scaffolds.oracles import agents
 Dispatch = Callable[[str, dict[str, Any]], Awaitable[tuple[str, bool]]]
 
 
+def free_port() -> int:
+    """A loopback port no one listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class LiveServer:
     """`app` served by uvicorn on 127.0.0.1 (a free port) in a daemon thread."""
 

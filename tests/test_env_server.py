@@ -25,7 +25,7 @@ from loca.core.dirlock import hold
 from loca.core.errors import BadInput
 from loca.envserver import ServerSettings, SessionPool, build_app
 from loca.envserver.models import SessionRequest
-from tests.env_server_support import LiveServer, play
+from tests.env_server_support import LiveServer, free_port, play
 
 TOKEN = "a-test-token-of-some-length"
 
@@ -250,8 +250,7 @@ def _start(root: Path, port: int) -> subprocess.Popen[bytes]:
 @pytest.mark.slow
 def test_a_killed_server_leaves_nothing_a_restart_trips_over(tmp_path, any_task):
     root = tmp_path / "sessions"
-    with LiveServer(build_app(SessionPool(tmp_path, 1, 1))) as probe:
-        port = probe.port  # a port known free once the probe is gone
+    port = free_port()
     process = _start(root, port)
     try:
         opened = httpx.post(f"http://127.0.0.1:{port}/sessions", timeout=120,

@@ -133,6 +133,25 @@ def test_fastmcp_client_gets_the_same_outputs_as_plain_calls(server, any_task):
         client.delete(f"/sessions/{session_id}")
 
 
+def test_deleting_a_session_ends_its_open_mcp_connection(server, any_task):
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        opened = _open(client, any_task)
+
+    async def delete_while_connected() -> int:
+        async with streamable_http_client(opened["mcp_url"], terminate_on_close=False) as (read, write, *_), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            async with httpx.AsyncClient(base_url=server.url) as aclient:
+                deleted = await asyncio.wait_for(aclient.delete(f"/sessions/{opened['session_id']}"), 20)
+            return deleted.status_code
+
+    assert asyncio.run(delete_while_connected()) == 204
+    with httpx.Client(base_url=server.url) as client:
+        assert client.get("/health").json()["sessions"] == 0
+        assert client.post(opened["mcp_url"], json={}).status_code == 404
+
+
 @pytest.mark.parametrize("body, message", [
     ({"task": "no_such_task", "length": "8k", "seed": 0}, "task: unknown task 'no_such_task'"),
     ({"task": "{task}", "length": "eight", "seed": 0}, "length:"),

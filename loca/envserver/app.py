@@ -6,7 +6,7 @@ uses and, when a token is set, a bearer token on every request.
     POST   /sessions/{id}/call     {name, arguments}                           -> CallResult
     POST   /sessions/{id}/grade                                                -> Grade
     DELETE /sessions/{id}
-    *      /sessions/{id}/mcp/     MCP streamable HTTP (stateless, JSON answers)
+    *      /sessions/{id}/mcp/     MCP streamable HTTP (JSON answers)
     GET    /tasks, GET /health
 
 Errors are `{"error": "..."}`: 400 a bad body, 401 a missing or wrong token, 404 an unknown
@@ -119,12 +119,18 @@ class McpRouter:
         await self.app(scope, receive, send)
 
     async def _mcp(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """An MCP request restarts the session's idle time but does not hold the session open:
+        an MCP client's event stream may stay open for ever, and closing the session ends it."""
         try:
-            async with self.pool.using(session_id) as session:
-                app = await self.pool.mcp_app(session)
-                await app({**scope, "path": "/", "raw_path": b"/"}, receive, send)
+            session = self.pool.get(session_id)
+            app = await self.pool.mcp_app(session)
         except UnknownSession as exc:
             await _error(404, str(exc))(scope, receive, send)
+            return
+        try:
+            await app({**scope, "path": "/", "raw_path": b"/"}, receive, send)
+        finally:
+            session.last_used = self.pool.clock()
 
 
 def build_app(pool: SessionPool, token: str | None = None, allow_remote: tuple[str, ...] = ()) -> ASGIApp:

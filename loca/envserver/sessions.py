@@ -35,13 +35,14 @@ class UnknownSession(LookupError):
 
 
 class McpEndpoint:
-    """A session's tools over MCP streamable HTTP (stateless, JSON answers): FastMCP's app, whose
-    lifespan runs in a task of the pool's task group until the endpoint is stopped."""
+    """A session's tools over MCP streamable HTTP (JSON answers): FastMCP's app, whose lifespan
+    runs in a task of the pool's task group until the endpoint is stopped. MCP sessions are kept
+    (stateful): a call then costs a third of what a fresh transport per request does."""
 
     def __init__(self, env: LocaEnv, instruction: str) -> None:
         assert env.gateway is not None
         self.app: ASGIApp = env.gateway.mcp_app(instructions=instruction).http_app(
-            path="/", stateless_http=True, json_response=True)
+            path="/", stateless_http=False, json_response=True)
         self._stop = anyio.Event()
         self._stopped = anyio.Event()
 
@@ -164,15 +165,20 @@ class SessionPool:
         self.sessions[session_id] = session
         return session
 
-    @asynccontextmanager
-    async def using(self, session_id: str) -> AsyncIterator[Session]:
-        """The open session `session_id`, kept from expiring or closing while in use."""
+    def get(self, session_id: str) -> Session:
+        """The open session `session_id`, its idle time restarted."""
         session = self.sessions.get(session_id)
         if session is None or session.closing:
             raise UnknownSession(f"no open session {session_id!r} (deleted, expired or never opened)")
+        session.last_used = self.clock()
+        return session
+
+    @asynccontextmanager
+    async def using(self, session_id: str) -> AsyncIterator[Session]:
+        """The open session `session_id`, kept from expiring or closing while in use."""
+        session = self.get(session_id)
         session.busy += 1
         session.idle = anyio.Event() if session.busy == 1 else session.idle
-        session.last_used = self.clock()
         try:
             yield session
         finally:
@@ -184,6 +190,8 @@ class SessionPool:
     async def mcp_app(self, session: Session) -> ASGIApp:
         """The session's MCP app, started on first use."""
         async with session.mcp_lock:
+            if session.closing:
+                raise UnknownSession(f"no open session {session.id!r} (deleted, expired or never opened)")
             if session.mcp is None:
                 if self._group is None:
                     raise RuntimeError("the session pool is not running")
@@ -193,14 +201,14 @@ class SessionPool:
             return session.mcp.app
 
     async def close(self, session_id: str) -> None:
-        """Close a session once its requests in flight are answered; its folder is removed."""
-        session = self.sessions.get(session_id)
-        if session is None or session.closing:
-            raise UnknownSession(f"no open session {session_id!r} (deleted, expired or never opened)")
+        """Close a session: its MCP endpoint first (ending its MCP requests and streams), then,
+        once its plain calls in flight are answered, its env; its folder is removed."""
+        session = self.get(session_id)
         session.closing = True
+        async with session.mcp_lock:
+            if session.mcp is not None:
+                await session.mcp.stop()
         await session.idle.wait()
-        if session.mcp is not None:
-            await session.mcp.stop()
         await anyio.to_thread.run_sync(_discard, session.env, session.folder)
         del self.sessions[session_id]
 

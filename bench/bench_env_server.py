@@ -182,7 +182,7 @@ def main() -> None:
              f"`python bench/bench_env_server.py` ({args.task}): the server in one process (one event loop; worlds "
              f"built and graded in worker threads), clients in another, on loopback. Machine: {platform.machine()}, "
              f"{os.cpu_count()} cores, Python {platform.python_version()}, shared with another long job while "
-             f"measured, so the figures are lower bounds (they moved by about 2x between runs an hour apart).", "",
+             f"measured, so the figures are lower bounds (they moved by about 2x between runs minutes apart).", "",
              *rows]
     print("\n".join(lines))
     if args.write:

@@ -133,6 +133,35 @@ def test_fastmcp_client_gets_the_same_outputs_as_plain_calls(server, any_task):
         client.delete(f"/sessions/{session_id}")
 
 
+def test_a_long_call_holds_up_no_other_session(server, any_task):
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        slow, quick = _open(client, any_task, seed=0), _open(client, any_task, seed=1)
+    runner = next(t["name"] for t in slow["tools"] if t["name"].endswith("python_execute"))
+    cheap = next(t["name"] for t in quick["tools"] if not t["parameters"].get("required")
+                 and "claim_done" not in t["name"])
+
+    async def both() -> tuple[float, float, dict[str, Any]]:
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as aclient:
+            async def timed(session: dict[str, Any], name: str, arguments: dict[str, Any]) -> tuple[float, Any]:
+                started = time.monotonic()
+                reply = await aclient.post(f"/sessions/{session['session_id']}/call",
+                                           json={"name": name, "arguments": arguments})
+                return time.monotonic() - started, reply.json()
+
+            long_call = asyncio.create_task(timed(slow, runner, {"code": "import time; time.sleep(3)"}))
+            await asyncio.sleep(0.5)
+            quick_s, _ = await timed(quick, cheap, {})
+            slow_s, slow_reply = await long_call
+            return quick_s, slow_s, slow_reply
+
+    quick_s, slow_s, slow_reply = asyncio.run(both())
+    assert not slow_reply["is_error"] and slow_s >= 3, slow_reply
+    assert quick_s < 1.5
+    with httpx.Client(base_url=server.url) as client:
+        for session in (slow, quick):
+            client.delete(f"/sessions/{session['session_id']}")
+
+
 def test_deleting_a_session_ends_its_open_mcp_connection(server, any_task):
     with httpx.Client(base_url=server.url, timeout=120) as client:
         opened = _open(client, any_task)

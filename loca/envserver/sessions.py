@@ -24,6 +24,7 @@ from starlette.types import ASGIApp
 from envs.core.env import LocaEnv
 from loca.core.dirlock import LOCK_FILE
 from loca.envserver.models import CallResult, Grade, SessionRequest, ToolInfo, WorldInfo
+from mock_servers.core.toolkit import ToolOutcome
 
 
 class AtCapacity(Exception):
@@ -74,17 +75,21 @@ class Session:
     closing: bool = False
     mcp: McpEndpoint | None = None
     mcp_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    world_lock: anyio.Lock = field(default_factory=anyio.Lock)
     idle: anyio.Event = field(default_factory=anyio.Event)
 
     async def call(self, name: str, arguments: dict[str, Any]) -> CallResult:
-        assert self.env.gateway is not None
-        outcome = await self.env.gateway.call(name, arguments)
+        """One tool call, in a worker thread (a tool may run code or a long query: other sessions
+        go on meanwhile); a session's calls and grades take turns."""
+        async with self.world_lock:
+            outcome = await anyio.to_thread.run_sync(_call, self.env, name, arguments)
         return CallResult(output=outcome.text, is_error=outcome.is_error)
 
     async def grade(self) -> Grade:
-        """The task's checker on the world as it stands (in a worker thread: it reads the whole
-        world); the episode stays open."""
-        verdict = await anyio.to_thread.run_sync(self.env.evaluate)
+        """The task's checker on the world as it stands, in a worker thread; the episode stays
+        open."""
+        async with self.world_lock:
+            verdict = await anyio.to_thread.run_sync(self.env.evaluate)
         return Grade(reward=1.0 if verdict.passed else 0.0, passed=verdict.passed, checks=verdict.checks)
 
 
@@ -229,6 +234,11 @@ class SessionPool:
         while True:
             await anyio.sleep(min(5.0, self.idle_timeout_s / 4))
             await self.expire()
+
+
+def _call(env: LocaEnv, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    assert env.gateway is not None
+    return asyncio.run(env.gateway.call(name, arguments))
 
 
 def _reset(env: LocaEnv, seed: int, world_dir: Path) -> tuple[str, dict[str, Any]]:

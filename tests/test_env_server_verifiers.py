@@ -85,3 +85,29 @@ def test_vf_eval_plays_a_task_on_the_env_server(venv, env_server, scripted, any_
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert scripted.conversations == 1
     assert _rewards(tmp_path / "out") == [reward]
+
+
+_DATASETS = """
+import json, sys
+from loca_verifiers import LocaTaskConfig, LocaTaskset, LocaTasksetConfig
+
+finite = LocaTaskset(LocaTasksetConfig(id="loca-verifiers", tasks=["a", "b"], lengths=["8k", "32k"], seeds=[0, 1]))
+endless = LocaTaskset(LocaTasksetConfig(id="loca-verifiers", tasks=["a", "b"], endless=True, first_fresh_seed=50))
+every = LocaTaskset(LocaTasksetConfig(id="loca-verifiers", seeds=[0], task=LocaTaskConfig(server_url=sys.argv[1])))
+print(json.dumps({"finite": [t.key for t in finite], "finite_bounded": finite.bounded, "every": [t.key for t in every],
+                  "endless_bounded": endless.bounded, "endless": [t.key for t in endless.take(5)],
+                  "prompt": next(iter(finite)).data.prompt}))
+"""
+
+
+def test_the_dataset_is_tasks_by_lengths_by_seeds_or_an_endless_stream(venv, env_server, any_task):
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", _DATASETS, env_server],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    expected = [f"{task}@{length}#{seed}" for seed in (0, 1) for task in "ab" for length in ("8k", "32k")]
+    assert found["finite"] == expected
+    assert found["finite_bounded"] and not found["endless_bounded"]
+    assert found["endless"] == ["a@8k#50", "b@8k#50", "a@8k#51", "b@8k#51", "a@8k#52"]
+    assert f"{any_task.name}@8k#0" in found["every"]  # no tasks named: every task the server has
+    assert found["prompt"]  # a placeholder until the session's instruction replaces it

@@ -50,5 +50,9 @@ class EnvServer:
     async def close(self, session_id: str) -> None:
         await self._request("DELETE", f"/sessions/{session_id}")
 
-    async def task_names(self) -> list[str]:
-        return [task["name"] for task in (await self._request("GET", "/tasks"))["tasks"]]
+    def task_names(self) -> list[str]:
+        """The server's tasks (synchronous: a taskset's `load` may run inside an event loop)."""
+        response = httpx.get(f"{self.url}/tasks", headers=self.headers, timeout=self.timeout_s)
+        if response.status_code >= 400:
+            raise EnvServerError(f"GET /tasks: {response.status_code} {response.text[:300]}")
+        return [task["name"] for task in response.json()["tasks"]]

@@ -4,7 +4,6 @@ model calls and whose checker gives the reward."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Iterator
 
@@ -92,7 +91,7 @@ class LocaTaskset(vf.Taskset[LocaTask, LocaTasksetConfig]):
         return [LocaToolset(config.tools)]
 
     def load(self) -> Iterator[LocaTask]:
-        names = self.config.tasks or asyncio.run(EnvServer(self.config.task.server_url).task_names())
+        names = self.config.tasks or EnvServer(self.config.task.server_url).task_names()
         seeds = itertools.count(self.config.first_fresh_seed) if self.config.endless else self.config.seeds
         for seed in seeds:
             for task, length in itertools.product(names, self.config.lengths):

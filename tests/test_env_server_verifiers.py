@@ -36,7 +36,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, timeout=900)
         if done.returncode:
-            reason = f"cannot build the verifiers virtualenv ({' '.join(step[:3])}): {done.stderr.strip()[-300:]}"
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            reason = f"cannot build the verifiers virtualenv (no network to PyPI?): {last[:300]}"
             if os.environ.get(REQUIRE_ENV) == "1":
                 pytest.fail(reason)
             pytest.skip(reason)

@@ -95,7 +95,8 @@ class Session:
 
 class SessionPool:
     """At most `capacity` sessions under `root`, each closed after `idle_timeout_s` without a
-    request. `start` takes the folder; `bind` gives the task group MCP endpoints run in."""
+    request. `running()` puts it in service; whoever runs it holds `root`'s lock
+    (`loca.core.dirlock`), so that no other pool shares the folder."""
 
     def __init__(self, root: Path, capacity: int, idle_timeout_s: float,
                  clock: Callable[[], float] = time.monotonic) -> None:

@@ -5,6 +5,7 @@ loop. Skipped without inspect_ai (the `inspect` extra) unless LOCA_REQUIRE_INSPE
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -28,19 +29,22 @@ from inspect_ai.model import (
     ContentReasoning,
     GenerateConfig,
     ModelOutput,
+    ModelUsage,
     get_model,
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from envs.core.registry import get_task, tasks
 from loca.integrations.inspect import episodes, loca_task
-from loca.integrations.inspect.client import from_inspect, to_inspect
+from loca.integrations.inspect.client import InspectClient, from_inspect, to_inspect
 from loca.integrations.inspect.registry import REGISTERED
 from loca.integrations.inspect.scripted import ScriptReplay, scripted_model
 from loca.integrations.inspect.tools import tool_params
 from mock_servers import load_toolbox
 from mock_servers.listing import listings
-from scaffolds.messages import ReasoningPart, ToolCallPart, assistant_message, tool_message
+from scaffolds.clients import Sampling
+from scaffolds.clients.base import GenerateRequest, LLMCallError
+from scaffolds.messages import ReasoningPart, ToolCallPart, assistant_message, tool_message, user_message
 from scaffolds.oracles import agents
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,3 +215,46 @@ def test_messages_cross_between_the_gym_and_inspect() -> None:
     failed = to_inspect(tool_message("c1", "excel_read", "Error: no such file", is_error=True))
     assert isinstance(failed, ChatMessageTool) and failed.error is not None
     assert failed.error.message == "Error: no such file" and failed.tool_call_id == "c1"
+
+
+def _generate(*outputs: ModelOutput, sampling: Sampling | None = None) -> Any:
+    """One request of the gym's loop through a mockllm model that answers `outputs` in turn:
+    the client's result and the generate configs the model was sent."""
+    seen: list[GenerateConfig] = []
+    replies = iter(outputs)
+
+    def answer(input: list[ChatMessage], tools: list[ToolInfo], choice: ToolChoice,
+               config: GenerateConfig) -> ModelOutput:
+        seen.append(config)
+        return next(replies)
+
+    client = InspectClient(get_model("mockllm/model", custom_outputs=answer, memoize=False))
+    request = GenerateRequest(messages=[user_message(["hello"], "task")],
+                              tools=[{"name": "t", "description": "d", "parameters": {}}],
+                              sampling=sampling or Sampling())
+    return asyncio.run(client.generate(request)), seen
+
+
+def _usage(output: ModelOutput) -> ModelOutput:
+    output.usage = ModelUsage(input_tokens=100, output_tokens=7, input_tokens_cache_read=20, total_tokens=127)
+    return output
+
+
+def test_the_client_maps_replies_usage_and_sampling() -> None:
+    call = ModelOutput.for_tool_call("mockllm/model", "t", {"x": 1}, tool_call_id="c9")
+    result, [config] = _generate(_usage(call), sampling=Sampling(temperature=0.3, max_output_tokens=1000, seed=5))
+    assert result.finish_reason == "tool_calls" and result.message.tool_calls[0].arguments == {"x": 1}
+    assert result.usage.reported and result.usage.input_tokens == 120 and result.usage.cached_input_tokens == 20
+    assert (config.temperature, config.max_tokens, config.seed) == (0.3, 1000, 5)
+    cut, _ = _generate(_usage(ModelOutput.from_content("mockllm/model", "partial", stop_reason="max_tokens")))
+    assert cut.finish_reason == "length" and cut.message.text == "partial"
+
+
+def test_a_context_overflow_is_a_context_error() -> None:
+    """The loop ends such an episode `context_overflow`; any other failure is fatal."""
+    with pytest.raises(LLMCallError) as overflow:
+        _generate(_usage(ModelOutput.from_content("mockllm/model", "", stop_reason="model_length")))
+    assert overflow.value.error_class == "context"
+    with pytest.raises(LLMCallError) as failed:
+        _generate(_usage(ModelOutput.from_content("mockllm/model", "", error="provider down")))
+    assert failed.value.error_class == "fatal" and "provider down" in failed.value.message

@@ -21,7 +21,7 @@ if os.environ.get("LOCA_REQUIRE_INSPECT") != "1":
     pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install 'loca-gym[inspect]')")
 
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -46,6 +46,7 @@ from scaffolds.clients import Sampling
 from scaffolds.clients.base import GenerateRequest, LLMCallError
 from scaffolds.messages import ReasoningPart, ToolCallPart, assistant_message, tool_message, user_message
 from scaffolds.oracles import agents
+from tests.fake_llm import completion, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = ["canvas_arrange_exam", "woocommerce_stock_alert", "ab_testing"]  # Canvas, WooCommerce, BigQuery
@@ -81,22 +82,28 @@ def test_every_task_is_registered_under_the_entry_point() -> None:
     assert declared == {"loca": "loca.integrations.inspect.registry"}
 
 
-def test_inspect_finds_the_tasks_through_the_entry_point(tmp_path: Path) -> None:
-    """A fresh process, the entry point installed as pyproject declares it, the task named
-    `loca/<task>` only: inspect imports the registry itself."""
+def test_inspect_eval_runs_a_task_by_name(tmp_path: Path, fake_llm: Any) -> None:
+    """`inspect eval loca/<task> -T ... --model ...` in a fresh process, the entry point installed
+    as pyproject declares it, against an OpenAI-compatible server that claims done at once: the
+    model is offered exactly the task's tools, and the sample is graded 0."""
     dist = tmp_path / "site" / "loca_gym_probe-0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: loca-gym-probe\nVersion: 0\n")
     (dist / "entry_points.txt").write_text("[inspect_ai]\nloca = loca.integrations.inspect.registry\n")
-    code = ("from inspect_ai import eval\n"
-            "from loca.integrations.inspect.scripted import scripted_model\n"
-            "[log] = eval('loca/ab_testing', task_args={'length': '8k', 'seeds': 0}, display='none',\n"
-            f"            model=scripted_model('ab_testing'), log_dir={str(tmp_path / 'logs')!r})\n"
-            "print(log.eval.task, log.results.scores[0].metrics['accuracy'].value)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)])}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    fake_llm.push(completion(None, tool_call("claim_done_claim_done", {})))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)]),
+           "FAKE_BASE_URL": fake_llm.base_url, "FAKE_API_KEY": "unused"}
+    command = [str(Path(sys.executable).with_name("inspect")), "eval", "loca/ab_testing", "-T", "length=8k",
+               "-T", "seeds=0", "--model", "openai-api/fake/model", "--log-dir", str(tmp_path / "logs"),
+               "--display", "none"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-2:] == ["loca/ab_testing", "1.0"]
+    offered = sorted(tool["function"]["name"] for tool in fake_llm.requests[0]["tools"])
+    assert offered == sorted(f"{key}_{tool}" for key, tool in get_task("ab_testing").spec.tools)
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    [sample] = log.samples or []
+    assert log.eval.task == "loca/ab_testing" and score(sample)[0] == 0 and score(sample)[1]["graded"]
 
 
 @pytest.mark.parametrize("task", FAMILIES)

@@ -44,6 +44,7 @@ from mock_servers import load_toolbox
 from mock_servers.listing import listings
 from scaffolds.clients import Sampling
 from scaffolds.clients.base import GenerateRequest, LLMCallError
+from scaffolds.loop import ENDED_TEXT
 from scaffolds.messages import ReasoningPart, ToolCallPart, assistant_message, tool_message, user_message
 from scaffolds.oracles import agents
 from tests.fake_llm import completion, tool_call
@@ -170,6 +171,20 @@ def test_an_episode_the_agent_never_ends_is_not_graded(tmp_path: Path) -> None:
     value, metadata = score(sample)
     assert value == 0 and not metadata["graded"] and metadata["terminal_state"] is None
     assert [c["name"] for c in metadata["checks"]] == list(get_task(task).checks.names)
+
+
+def test_a_call_after_the_end_is_not_executed() -> None:
+    async def play() -> list[tuple[str, bool]]:
+        world = episodes.SampleWorld(task="ab_testing", length=8000, seed=0)
+        live = await episodes.open_episode("probe", world)
+        try:
+            return [await live.call(live.terminal_tool, {}), await live.call("filesystem_list_directory", {})]
+        finally:
+            await episodes.close_episode("probe")
+
+    claimed, after = asyncio.run(play())
+    assert not claimed[1] and after == (ENDED_TEXT, True)
+    assert not episodes._LIVE
 
 
 @pytest.mark.parametrize(("args", "message"), [

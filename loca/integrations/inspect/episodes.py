@@ -16,8 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from checkers.verdict import Verdict
 from envs.core.env import LocaEnv
 from mock_servers.gateway import ToolFilter
-
-ENDED_TEXT = "Not executed: the episode already ended."
+from scaffolds.loop import ENDED_TEXT
 
 
 class SampleWorld(BaseModel):

@@ -14,7 +14,7 @@ from loca.core.outcome import Check, EpisodeMetrics
 from loca.records import SCHEMA_VERSION, Episode, EpisodeRecord, RunFileError, load_run
 from loca.records.load import parse_record, read_result, read_summary
 from loca.report import load, write_report
-from loca.runner import RunConfig, execute
+from loca.runner import RunConfig, RunError, execute
 from loca.view import Catalog
 
 V1 = Path(__file__).parent / "data" / "run_v1"
@@ -100,3 +100,11 @@ def test_files_of_a_newer_version_are_refused_in_one_line(old_run: Path, name: s
         load_run(old_run)
     assert str(refused.value) == (f"{where} was written by a newer loca (schema version {SCHEMA_VERSION + 1}; "
                                   f"this one reads up to {SCHEMA_VERSION}): upgrade loca to read it")
+
+
+def test_the_runner_will_not_resume_a_run_it_cannot_read(old_run: Path) -> None:
+    result = old_run / "episodes" / EPISODE_IDS[0] / "result.json"
+    result.write_text(json.dumps({**json.loads(result.read_text()), "schema_version": SCHEMA_VERSION + 1}))
+    config = RunConfig(tasks=["set_conf_cr_ddl"], lengths=[8000], seeds=[0, 1], agent="oracle")
+    with pytest.raises(RunError, match=r"result.json was written by a newer loca .*; use another --out$"):
+        execute(config, old_run, lambda *_: pytest.fail("nothing may run"))

@@ -32,8 +32,8 @@ from loca.records.load import (
     RESULT,
     RUN_JSON,
     RunFileError,
-    parse_record,
     read_manifest,
+    read_records,
     read_result,
     read_run_json,
 )
@@ -134,16 +134,12 @@ class RunDir:
 
     def manifest(self) -> list[Episode]:
         """Every episode the run plans, in plan order."""
-        try:
+        with _readable():
             return read_manifest(self.root / MANIFEST)
-        except RunFileError as exc:
-            raise RunError(f"{exc}; use another --out") from None
 
     def _read_run_json(self) -> RunManifest:
-        try:
+        with _readable():
             return read_run_json(self.root / RUN_JSON)
-        except RunFileError as exc:
-            raise RunError(f"{exc}; use another --out") from None
 
     def _stored_config(self, stored_json: RunManifest) -> RunConfig:
         try:
@@ -162,10 +158,8 @@ class RunDir:
         write_text_atomic(self.root / RUN_JSON, json.dumps(content.model_dump(mode="json"), indent=1) + "\n")
 
     def finished(self, episode: Episode) -> EpisodeRecord | None:
-        try:
+        with _readable():
             return read_result(self.result_path(episode))
-        except RunFileError as exc:
-            raise RunError(f"{exc}; use another --out") from None
 
     def store(self, episode: Episode, record: EpisodeRecord) -> None:
         """Write the episode's `result.json` (atomically: its presence means done), then its
@@ -190,12 +184,8 @@ class RunDir:
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]
             write_text_atomic(path, text)
-        try:
-            records = [parse_record(json.loads(line), f"{path}: line {n}")
-                       for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        except (RunFileError, json.JSONDecodeError) as exc:
-            raise RunError(f"{path} cannot be resumed ({exc}); use another --out") from None
-        return {record.episode_id: record for record in records}
+        with _readable():
+            return read_records(path)
 
     def schedule(self, planned: list[Episode], asked: list[Episode], fresh: bool,
                  retry_errors: bool) -> Schedule:
@@ -220,6 +210,15 @@ class RunDir:
         attempts = {e.episode_id: last.attempt + 1 if (last := logged.get(e.episode_id)) else 1
                     for e in todo}
         return Schedule(todo, Resume(fresh, done_count, retry, len(todo) - retry), attempts)
+
+
+@contextmanager
+def _readable() -> Iterator[None]:
+    """A run file this version cannot read is a run that cannot go on in that directory."""
+    try:
+        yield
+    except RunFileError as exc:
+        raise RunError(f"{exc}; use another --out") from None
 
 
 def settings_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from loca.core.lengths import label
 from loca.records import Episode, EpisodeRecord, StoredRun, load_run
+from loca.records.load import EPISODES, MANIFEST, RUN_JSON
 from loca.view.timeline import Timeline, folded, read_timeline, whole
 
 FILTERS = ("task", "length", "agent", "strategy", "terminal_state", "passed")
@@ -19,7 +20,7 @@ PAGE = 100
 """Rows or entries in a page unless asked otherwise."""
 PAGE_MAX = 500
 UNFINISHED = "not finished"
-RUN_FILES = ("run.json", "manifest.jsonl", "episodes.jsonl")
+RUN_FILES = (RUN_JSON, MANIFEST, EPISODES)
 
 
 class NotFound(LookupError):

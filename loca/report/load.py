@@ -1,5 +1,6 @@
-"""Run directories read for a report: the plan, the last record per episode, and the versions
-the episodes ran under; several runs merged into one set of planned episodes.
+"""Run directories read for a report (through `loca.records`): the plan, the last record per
+episode, and the versions the episodes ran under; several runs merged into one set of planned
+episodes.
 
 Runs merge only when they agree on the task versions (a task's version bumps when its
 generator, tools or checker change results), the prompt texts (id -> sha256) and the

@@ -23,8 +23,8 @@ from starlette.types import ASGIApp
 
 from envs.core.env import LocaEnv
 from loca.core.dirlock import LOCK_FILE
+from loca.core.outcome import ToolOutcome
 from loca.envserver.models import CallResult, Grade, SessionRequest, ToolInfo, WorldInfo
-from mock_servers.core.toolkit import ToolOutcome
 
 
 class AtCapacity(Exception):

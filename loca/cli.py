@@ -459,6 +459,32 @@ def serve(
     run_app(mcp, transport, host, port, names)
 
 
+@app.command("env-server")
+def env_server(
+    host: str = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8770,
+    max_sessions: Annotated[int, typer.Option(min=1, help="sessions open at once; beyond, 503")] = 64,
+    idle_timeout: Annotated[float, typer.Option(min=1, help="seconds before an idle session is closed")] = 600,
+    root: Annotated[Path | None, typer.Option(
+        help="folder of the sessions' worlds, cleared at start (default: one per port in the temp dir)")] = None,
+    allow_remote: Annotated[list[str] | None, typer.Option(
+        metavar="NAME", help="a host name or address clients may use besides loopback (repeat or "
+                             "comma-separate); needed to bind beyond loopback")] = None,
+) -> None:
+    """Serve many episodes over HTTP for RL trainers and other frameworks: open a session
+    (task, length, seed), call its tools as JSON or over MCP, grade it, delete it. Beyond
+    loopback a bearer token (LOCA_ENV_SERVER_TOKEN) is required on every request."""
+    import os
+
+    from loca.envserver import TOKEN_ENV, ServerSettings, serve
+    from mock_servers.serve import remote_names
+
+    settings = ServerSettings(host=host, port=port, capacity=max_sessions, idle_timeout_s=idle_timeout, root=root,
+                              token=os.environ.get(TOKEN_ENV) or None,
+                              allow_remote=_parsed(remote_names, allow_remote))
+    serve(settings, announce=say)
+
+
 @app.command()
 def run(
     tasks: Annotated[str, typer.Option(help="comma-separated task names, or all")] = "all",

@@ -8,6 +8,7 @@ block right after `<!-- file: NAME -->` is written to that file instead. Expecte
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import os
 import re
 import shlex
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from loca.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -108,6 +111,7 @@ def run_python(block: Block, cwd: Path, namespace: dict[str, object], where: str
             test = doctest.DocTestParser().get_doctest(block.body, namespace, where, where, block.line)
             runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
             runner.run(test, clear_globs=False)
+            namespace.update(test.globs)  # the test ran on a copy; later blocks see its names
             assert runner.failures == 0, f"{where}: the example's output differs (printed above)"
         else:
             exec(compile(block.body, where, "exec"), namespace)
@@ -129,6 +133,16 @@ def test_the_examples_of_a_page_run_as_shown(page: Path, tmp_path: Path) -> None
             run_python(block, tmp_path, namespace, where)
 
 
+def test_docs_without_mkdocs_says_what_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mkdocs" else real(name, *a))
+    with pytest.raises(SystemExit) as exit_:
+        main(["docs"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "loca: error: mkdocs is not installed: pip install -e '.[docs]'\n"
+
+
 def test_expected_output_matching() -> None:
     assert matches("a\n...\nz", "a\nb\nc\nz\n") and matches("a\n...\nz", "a\nz")
     assert matches("took ... s", "took 1.2 s  \n") and not matches("took ... s", "took 1.2 min")
@@ -140,11 +154,11 @@ def test_expected_output_matching() -> None:
 
 @pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
-    """`mkdocs build --strict`: every page in the nav, every link and every generated reference
-    page (tasks, servers, CLI, Python API) without a warning."""
+    """`loca docs --build` (`mkdocs build --strict`): every page in the nav, every link and every
+    generated reference page (tasks, servers, CLI, Python API) without a warning."""
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, env=shim(tmp_path), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(["loca", "docs", "--build", str(site)], cwd=tmp_path, env=shim(tmp_path),
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     for page in ("reference/tasks/index.html", "reference/servers/index.html", "reference/cli/index.html",
                  "reference/python-api/index.html"):

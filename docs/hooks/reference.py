@@ -60,13 +60,14 @@ def _task_section(task: Any) -> list[str]:
              + (f", fine count `{scale.fine}`" if scale.fine else ""),
              "- tool allow-list (`--tool-filter task`): " + ", ".join(f"`{k}_{t}`" for k, t in spec.tools),
              "", f"### Instruction ({INSTRUCTION_LENGTH // 1000}K world, seed {INSTRUCTION_SEED})", "",
-             *_quoted(_instruction(task)), "", "### Outputs judged", ""]
+             *_quoted(_instruction(task)), "", "### The world", "", *_doc(task.generator), "### Outputs judged", ""]
     lines += [f"- {_output(output)}" for output in spec.outputs]
     if spec.extra_writable:
         lines.append("- other workspace files it may change: " + ", ".join(f"`{f}`" for f in spec.extra_writable))
     if spec.extra_rows:
         lines.append("- other state rows it may touch: " + ", ".join(_rows(r) for r in spec.extra_rows))
-    lines += ["", "### Checks", "", "| check | what it requires |", "|---|---|"]
+    lines += ["", "### Checks", "", *_doc(importlib.import_module(f"checkers.{task.name}")),
+              "| check | what it requires |", "|---|---|"]
     lines += [f"| `{name}` | {_check_doc(fn)} |" for name, fn in task.checks.checks]
     scripted = agents(task.name)
     lines += ["", "### Scripted agents", "",
@@ -87,6 +88,12 @@ def _instruction(task: Any) -> str:
         world, _ = asyncio.run(obtain_world(task, Path(folder) / "world", INSTRUCTION_LENGTH, INSTRUCTION_SEED))
         text: str = task.spec.instruction(world)
     return text
+
+
+def _doc(module: Any) -> list[str]:
+    """A module's docstring as paragraphs (from its generator or checker), then a blank line."""
+    text = inspect.getdoc(module) or ""
+    return [_plain(" ".join(paragraph.split())) + "\n" for paragraph in text.split("\n\n") if paragraph.strip()]
 
 
 def _quoted(text: str) -> list[str]:

@@ -694,6 +694,30 @@ def view(
     serve(catalog, host, port, announce=typer.echo)
 
 
+@app.command()
+def docs(
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    build: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="build the site into DIR, strictly (a warning fails it), instead of serving it")] = None,
+) -> None:
+    """Show the documentation site on 127.0.0.1:PORT, rebuilt on every edit (`mkdocs serve`), or
+    build it with --build. Its reference pages are generated from the code at each build. Needs a
+    source checkout installed with `pip install -e '.[docs]'` (the site's sources are not packaged)."""
+    import importlib.util
+    import subprocess
+
+    config = Path(__file__).resolve().parents[1] / "mkdocs.yml"
+    if not config.is_file():
+        raise BadInput(f"no documentation sources beside the installed package ({config} is missing): "
+                       "run loca docs from a source checkout installed with pip install -e '.[docs]'")
+    if importlib.util.find_spec("mkdocs") is None:
+        raise BadInput("mkdocs is not installed: pip install -e '.[docs]'")
+    action = (["build", "--strict", "--site-dir", str(build.resolve())] if build is not None
+              else ["serve", "--dev-addr", f"127.0.0.1:{port}"])
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "mkdocs", *action, "--config-file", str(config)],
+                                     cwd=config.parent))
+
+
 def _progress() -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -1,4 +1,4 @@
-"""Episodes as Ray tasks (spec §7.4): `loca run --executor ray [--ray-address ADDR]`.
+"""Episodes as Ray tasks (see docs/concepts/runs.md): `loca run --executor ray [--ray-address ADDR]`.
 
 The driver keeps the plan, the run directory and its records, exactly as a local run does; each
 Ray task runs one episode in a scratch folder of its worker (any node of the cluster: no shared
@@ -31,7 +31,8 @@ from scaffolds.clients.ratelimit import LocalLimiter, share
 
 
 class _LimiterActor:
-    """The run's one rate limiter on Ray (spec §7.3): every worker's attempts take its permits."""
+    """The run's one rate limiter on Ray (see docs/concepts/model-clients.md): every worker's
+    attempts take its permits."""
 
     def __init__(self, limits: RateLimits) -> None:
         self.limiter = LocalLimiter(limits)

@@ -8,7 +8,7 @@ in a world is reported there as not applicable.
 The oracle plays in the agent loop itself, with the loop's default settings as `loca run` uses
 them (turn and tool-call limits, the context budget with hard truncation): it must solve every
 world there, or it proves nothing about what an agent can do. The first request (system prompt,
-tools, task message) must fit the default input budget (spec §3.7). Before any world is built,
+tools, task message) must fit the default input budget (see docs/concepts/context.md). Before any world is built,
 the declarations are checked: every check of the task's checker has a mutant aimed at it (the
 no-op agent counts), and every mutant aims at a declared check."""
 
@@ -70,7 +70,7 @@ INITIAL = "initial_request"  # the first request's size, listed as an agent: it 
 OVER_LIMITS = "within_limits"  # listed as failed when the oracle does not finish in the agent loop
 LOOP = AgentConfig()  # the agent loop's defaults, as `loca run` plays: the oracle must solve every world in them
 BUDGET = LOOP.context.budget(LOOP.sampling.max_output_tokens).input_budget
-"""B of the default context settings (spec §3.7): the first request must fit before any turn."""
+"""B of the default context settings (see docs/concepts/context.md): the first request must fit before any turn."""
 
 
 class DeclarationError(ValueError):
@@ -158,7 +158,7 @@ async def play_in_loop(task: Task, length: int, seed: int, folder: Path) -> tupl
 
 
 async def recomputes_truth(task: Task, world: World) -> bool:
-    """The tasks.md §0 validator: the oracle's `derive`, given read-only tools (every write
+    """The validator (see docs/concepts/tasks.md): the oracle's `derive`, given read-only tools (every write
     tool hidden), recomputes exactly the generator's ground-truth answer."""
     gateway = Gateway(world, task.spec.servers, read_only=True)
     try:

@@ -1,4 +1,4 @@
-"""Budget terms and triggers (spec §3.3), and their defaults.
+"""Budget terms and triggers (see docs/concepts/context.md), and their defaults.
 
 `W` context window, `R` output reserve, `M` safety margin, `B = W - R - M` the input budget that
 every request's predicted size `P` must stay within. A trigger is a token count or a fraction of

@@ -15,7 +15,7 @@ from scaffolds.prompts import get_prompt
 
 
 class Limits(BaseModel):
-    """Per-episode limits (spec §1.6)."""
+    """Per-episode limits (see docs/concepts/agent-loop.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -64,8 +64,9 @@ class AgentConfig(BaseModel):
         return self
 
     def check_profile(self, profile: ModelProfile, strict: bool = True) -> None:
-        """The §3.7 rules that need the model's profile; raises `ValueError` naming the fields.
-        `strict=False` lets through options the profile does not list as supported."""
+        """The validation rules (see docs/concepts/context.md) that need the model's profile;
+        raises `ValueError` naming the fields. `strict=False` lets through options the profile
+        does not list as supported."""
         window = self.context.max_context_tokens
         if window > profile.context_window:
             raise ValueError(f"context.max_context_tokens={window} is above {profile.id}'s "
@@ -81,7 +82,7 @@ class AgentConfig(BaseModel):
                              "(set strict: false to send it anyway)")
 
     def warnings(self) -> list[str]:
-        """Settings that are allowed but probably not meant (spec §3.7)."""
+        """Settings that are allowed but probably not meant (see docs/concepts/context.md)."""
         return self.context.check(self.sampling.max_output_tokens)
 
     def config_hash(self) -> str:

@@ -1,4 +1,5 @@
-"""The episode ledger: an append-only event log streamed to `trajectory.jsonl` (spec §3.1, §5.2).
+"""The episode ledger: an append-only event log streamed to `trajectory.jsonl` (see
+docs/concepts/context.md and docs/concepts/runs.md).
 
 Each event is `{seq, t_wall, t_mono, type, payload}`; the times are diagnostics only. The first
 event is the header. Events are flushed to the OS as they are written, one JSON line each in

@@ -1,4 +1,4 @@
-"""The ReAct agent loop (spec §1): one episode from `env.areset` to a terminal state.
+"""The ReAct agent loop (see docs/concepts/agent-loop.md): one episode from `env.areset` to a terminal state.
 
 The loop talks to the env only through `areset`, `astep`, `evaluate` and `aclose`, and to the
 model only through `ModelClient.generate`. Everything that happens is appended to the ledger;

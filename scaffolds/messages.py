@@ -1,4 +1,4 @@
-"""Canonical, provider-neutral messages (spec §1.1).
+"""Canonical, provider-neutral messages (see docs/concepts/agent-loop.md).
 
 Messages are immutable. Drafts (from clients, scripts or the loop) carry `mid=-1`; the ledger
 assigns `mid`, `turn` and `tokens` when it appends them.

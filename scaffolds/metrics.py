@@ -1,4 +1,4 @@
-"""Episode metrics computed from ledger events alone (spec §4.3).
+"""Episode metrics computed from ledger events alone (see docs/concepts/runs.md).
 
 Token figures are on the `est` basis (our cl100k_base counts); `input_tokens` and
 `output_tokens` are summed from the usage each call reported (or synthesised).

@@ -1,4 +1,4 @@
-"""Model profiles and the price table (spec §2.1, §2.7), read from the package's `profiles.yaml`.
+"""Model profiles and the price table (see docs/concepts/model-clients.md), read from the package's `profiles.yaml`.
 
 A profile names a model on one endpoint: provider, wire name (and aliases), base URL, where its
 key is, context window, output limit and price key. Profiles are found by exact wire name and

@@ -1,4 +1,4 @@
-"""Registry of every text the harness injects (spec §1.2).
+"""Registry of every text the harness injects (see docs/concepts/agent-loop.md).
 
 A prompt is addressed as `name@version`. Texts never change in place: a new wording is a new
 version. Placeholders use `str.format` fields and are filled by `Prompt.render`.

@@ -1,7 +1,7 @@
 """A sanity check of the provider against the gym's own count of what it was sent.
 
 After the first response of an episode, the prompt size the provider reports is compared with
-the gym's count of that request (`P`, spec §3.3). Tokenizers differ by a few tens of percent at
+the gym's count of that request (`P`; see docs/concepts/context.md). Tokenizers differ by a few tens of percent at
 most; a provider that counts less than half of it read only part of the prompt: the server cut
 it to its own context size (Ollama's default `num_ctx` of a few thousand tokens does this
 silently), so every later turn would be played by a model that never saw the task whole. The

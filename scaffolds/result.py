@@ -1,4 +1,4 @@
-"""Terminal states (spec §1.7) and the record of one finished episode."""
+"""Terminal states (see docs/concepts/agent-loop.md) and the record of one finished episode."""
 
 from __future__ import annotations
 

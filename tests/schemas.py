@@ -1,4 +1,4 @@
-"""The exposure rules of tool schemas (servers.md §4), shared by the generic suite and the
+"""The exposure rules of tool schemas (see docs/concepts/servers.md), shared by the generic suite and the
 per-server tests."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 
 def violations(node: Any, path: str = "") -> list[str]:
-    """Rule violations inside a parameter schema (servers.md §4)."""
+    """Rule violations inside a parameter schema (see docs/concepts/servers.md)."""
     problems: list[str] = []
     if isinstance(node, dict):
         for banned in ("$ref", "$defs", "title", "oneOf", "allOf", "not", "ge", "le"):

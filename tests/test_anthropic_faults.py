@@ -1,5 +1,5 @@
 """Faults of the Messages API against the Anthropic client, each retried or given up as the
-shared retry policy says (spec §2.6): rate limits with Retry-After, overload (529) and server
+shared retry policy says (see docs/concepts/model-clients.md): rate limits with Retry-After, overload (529) and server
 errors, errors inside 200 responses, replies that are not whole, hung and refused providers,
 fatal, auth and too-long requests."""
 

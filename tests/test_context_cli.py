@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from loca.cli import app, main
 from scaffolds.ledger import read_trajectory
-from tests.test_context_config import readme_strategy_file
+from tests.test_context_config import documented_strategy_file
 
 runner = CliRunner()
 TASK = "canvas_arrange_exam"
@@ -65,12 +65,12 @@ def test_oracle_with_strategies_records_views_and_firings(tmp_path: Path) -> Non
     assert resumed.exit_code == 2 and "strategy: clear_tool_results+compaction → react" in resumed.output
 
 
-def test_the_readme_example_carries_the_oracle_through_the_largest_tier(tmp_path: Path) -> None:
-    """The README's `small.yaml` at 256K with every tool exposed: the oracle passes, every request
+def test_the_documented_example_carries_the_oracle_through_the_largest_tier(tmp_path: Path) -> None:
+    """The context strategies page's `small.yaml` at 256K with every tool exposed: the oracle passes, every request
     fits B, compaction frees tokens and never grows the request."""
     out = tmp_path / "run"
     result = runner.invoke(app, ["run", "--tasks", TASK, "--lengths", "256k", "--seeds", "0",
-                                 "--strategy-config", str(readme_strategy_file(tmp_path)),
+                                 "--strategy-config", str(documented_strategy_file(tmp_path)),
                                  "--out", str(out)])
     assert result.exit_code == 0, result.output
     (record,) = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]

@@ -1,4 +1,4 @@
-"""Context configuration: budget terms, each validation rule of spec §3.7, presets, files."""
+"""Context configuration: budget terms, each validation rule of see docs/concepts/context.md, presets, files."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from scaffolds.budget import DEFAULT_BUDGET, DEFAULTS_TEXT, Budget
 from scaffolds.clients import Sampling
 from scaffolds.config import AgentConfig
 from scaffolds.context import ContextConfig, choose, load_file
+
+CONTEXT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "concepts" / "context.md"
 
 
 def agent(strategies: dict[str, Any] | None = None, max_output_tokens: int = 32768,
@@ -135,16 +137,16 @@ def test_warnings() -> None:
 
 
 def test_the_budget_defaults_are_stated_where_a_user_reads_them() -> None:
-    """`loca run --help` and the README state the defaults the configuration applies."""
+    """`loca run --help` and the context strategies page state the defaults the configuration applies."""
     assert ContextConfig().budget(Sampling().max_output_tokens) == DEFAULT_BUDGET
     result = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "2000"})
     assert DEFAULTS_TEXT in result.output
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    page = CONTEXT_PAGE.read_text(encoding="utf-8")
     for term, value in (("W, the context window", DEFAULT_BUDGET.window),
                         ("R, kept for the reply", DEFAULT_BUDGET.reserve),
                         ("M, a safety margin", DEFAULT_BUDGET.margin),
                         ("B, the input budget", DEFAULT_BUDGET.input_budget)):
-        (row,) = [line for line in readme.splitlines() if line.startswith(f"| {term} |")]
+        (row,) = [line for line in page.splitlines() if line.startswith(f"| {term} |")]
         assert f"{value:,}" in row
 
 
@@ -237,17 +239,17 @@ def test_budget_rejects_bool_triggers() -> None:
         Budget(1000, 100, 10).check_trigger("x.trigger", True)
 
 
-def readme_strategy_file(folder: Path) -> Path:
-    """The README's example strategy file (`small.yaml`), written into `folder`."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```yaml\n# loca run --strategy-config", 1)[1].split("```", 1)[0]
+def documented_strategy_file(folder: Path) -> Path:
+    """The context strategies page's example strategy file (`small.yaml`), written into `folder`."""
+    page = CONTEXT_PAGE.read_text(encoding="utf-8")
+    block = page.split("```yaml\n# loca run --strategy-config", 1)[1].split("```", 1)[0]
     example = folder / "small.yaml"
     example.write_text(block.split("\n", 1)[1])
     return example
 
 
-def test_the_readme_strategy_file_is_valid(tmp_path: Path) -> None:
-    choice = choose(None, load_file(readme_strategy_file(tmp_path)))
+def test_the_documented_strategy_file_is_valid(tmp_path: Path) -> None:
+    choice = choose(None, load_file(documented_strategy_file(tmp_path)))
     assert choice.name == "clear_tool_results+compaction"
     config = RunConfig(tasks=["t"], lengths=[8000], seeds=[0], agent="oracle",
                        context=choice.context).agent_config()

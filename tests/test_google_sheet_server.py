@@ -1,5 +1,6 @@
 """The google_sheet server over a world built through its domain layer: each rule of
-servers.md §2.5, each reference defect it lists as a regression test, bounds and determinism."""
+its tools (docs/reference/servers.md) with the defects of the service it mimics as regression tests, bounds and
+determinism."""
 
 from __future__ import annotations
 

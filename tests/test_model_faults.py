@@ -228,7 +228,7 @@ def test_defaults_give_up_on_a_dead_provider_within_a_minute() -> None:
     attempt waits at most its connect timeout plus, streamed, its response timeout."""
     timeouts, policy = Timeouts(), RetryPolicy()
     assert policy.unanswered_budget_s + timeouts.connect_s + timeouts.response_s <= 60
-    assert policy.retry_budget_s == 900 and policy.max_attempts == 8  # answered failures: §2.6
+    assert policy.retry_budget_s == 900 and policy.max_attempts == 8  # answered failures
 
 
 @pytest.mark.asyncio

@@ -1,4 +1,4 @@
-"""Rate limiting (spec §7.3): the concurrency cap with AIMD, token buckets for requests and
+"""Rate limiting (see docs/concepts/model-clients.md): the concurrency cap with AIMD, token buckets for requests and
 tokens per minute with correction to the reported usage, the split between worker processes,
 and the limiter in the retry loop of a real client against the fake server."""
 

@@ -87,7 +87,7 @@ def _percentile(ordered: Sequence[float], q: float) -> float:
 
 
 class EpisodeMetrics(BaseModel):
-    """What an episode cost and did, computed from its ledger (spec §4.3)."""
+    """What an episode cost and did, computed from its ledger (see docs/concepts/runs.md)."""
 
     turns: int = 0
     llm_calls: dict[str, int] = {}

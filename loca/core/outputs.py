@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-# Normalisations by name (tasks.md §0); checkers.normalize implements them.
+# Normalisations by name (see docs/concepts/verdicts.md); checkers.normalize implements them.
 NORMS = ("S", "Si", "E", "N", "I", "T", "date", "time")
 
 

@@ -1,4 +1,4 @@
-"""`loca report`: statistics, tables and plots from run directories (spec §6).
+"""`loca report`: statistics, tables and plots from run directories (see docs/tutorials/compare-strategies.md).
 
 `load` reads and merges runs, `stats` holds the estimators, `cells` the per row x length
 figures, `tables`/`table` the tables and their Markdown, CSV and LaTeX forms, `plots` the

@@ -78,7 +78,7 @@ class Entry:
 
     @property
     def metrics(self) -> EpisodeMetrics | None:
-        """The episode's metrics (spec §4.3); None when it has not finished or ended before the
+        """The episode's metrics (see docs/concepts/runs.md); None when it has not finished or ended before the
         agent loop ran (a world that could not be built)."""
         return None if self.record is None else self.record.metrics
 

@@ -1,5 +1,6 @@
-"""Statistics of a report (spec §6): accuracy with a 95% interval (cluster bootstrap over tasks,
-Wilson when there is one task), pass@k and pass^k, and the paired bootstrap of a difference.
+"""Statistics of a report (see docs/tutorials/compare-strategies.md): accuracy with a 95% interval
+(cluster bootstrap over tasks, Wilson when there is one task), pass@k and pass^k, and the paired
+bootstrap of a difference.
 
 Resampling is vectorised with numpy: one (resamples x clusters) index draw per interval. Each
 interval draws from its own generator, seeded from sha256 of what it describes, so a figure

@@ -81,5 +81,7 @@ def explain(trip: Trip, agent: str, base_url: str | None) -> str:
         "tool_choice": f"the server refuses tool calls ({quoted}); vLLM needs "
                        f"--enable-auto-tool-choice --tool-call-parser <parser>",
     }
-    return (f"stopped after {trip.episodes} episodes in a row failed the same way ({trip.kind}): "
-            f"{causes.get(trip.kind, quoted)}; then rerun the same command to retry them")
+    what = (f"{trip.episodes} episodes in a row failed the same way" if trip.episodes > 1
+            else "an episode failed")
+    return (f"stopped after {what} ({trip.kind}): {causes.get(trip.kind, quoted)}; then rerun the "
+            f"same command to retry them")

@@ -48,7 +48,7 @@ class RunConfig(BaseModel):
     system_prompt: str = "system/react@1"
     sampling: Sampling = Field(default_factory=Sampling)
     rate_limits: RateLimits = Field(default_factory=RateLimits)
-    """Of the agent's rate group (spec §7.3), for the whole run: split evenly between worker
+    """Of the agent's rate group (see docs/concepts/model-clients.md), for the whole run: split evenly between worker
     processes, shared through one limiter on Ray. It paces calls, it decides no result: out of
     the digest."""
     strict: bool = True
@@ -71,7 +71,7 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _agent_config_valid(self) -> RunConfig:
-        """Context settings are checked before any episode runs (spec §3.7), against the
+        """Context settings are checked before any episode runs (see docs/concepts/context.md), against the
         model's profile where it has one."""
         agent_config = self.agent_config()
         profile = None if self.scripted else agent_profile(self.agent, self.base_url)

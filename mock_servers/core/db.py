@@ -17,7 +17,7 @@ from mock_servers.core.watchdog import WATCHDOG
 
 _WRITE = "loca_write"
 _PROGRESS_STEPS = 20_000  # SQLite VM steps between checks of the call's budget
-# The audit log (servers.md §1.12): one row per tool call, whatever the transport; never
+# The audit log (see docs/concepts/servers.md): one row per tool call, whatever the transport; never
 # visible to the agent; what counts tool calls and nested calls. It lives in its own file: a
 # row appended to the state's file would make every connection to it drop its page cache.
 _AUDIT_TABLE = ("CREATE TABLE IF NOT EXISTS core_audit (seq INTEGER PRIMARY KEY, server TEXT NOT NULL, "

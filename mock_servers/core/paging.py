@@ -1,5 +1,5 @@
 """Paged listings in SQL (LIMIT/OFFSET, never a whole table loaded and sliced). Each server
-wraps the page in its service's native envelope (`servers.md` §1.7)."""
+wraps the page in its service's native envelope (see docs/concepts/servers.md)."""
 
 from __future__ import annotations
 

@@ -374,7 +374,7 @@ class ServerRuntime:
         return outcome
 
     def audit(self, name: str, arguments: Any, outcome: ToolOutcome, started: float) -> None:
-        """Record the call in the world's audit log (servers.md §1.12), unless the server's
+        """Record the call in the world's audit log (see docs/concepts/servers.md), unless the server's
         config says `audit: false` (the measurement of a new world: not an agent's calls)."""
         if not self.config.get("audit", True):
             return

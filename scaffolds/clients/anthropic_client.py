@@ -1,4 +1,4 @@
-"""Anthropic Messages API client on the official `anthropic` SDK (spec §2.3).
+"""Anthropic Messages API client on the official `anthropic` SDK (see docs/concepts/model-clients.md).
 
 The SDK's own retries are off (`max_retries=0`): the shared `Retrier` does all retrying, with
 the same policy and timeouts as the OpenAI-compatible client. A reply is only accepted whole: an

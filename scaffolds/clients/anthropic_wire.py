@@ -1,4 +1,4 @@
-"""Conversion between canonical messages and the Anthropic Messages API (spec §2.3).
+"""Conversion between canonical messages and the Anthropic Messages API (see docs/concepts/model-clients.md).
 
 Requests: system messages become the `system` blocks; the results of one assistant turn form one
 user message, `tool_result` blocks first in call order, then that turn's notes as `text` blocks;

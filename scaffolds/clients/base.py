@@ -1,4 +1,4 @@
-"""The model-client interface (spec §2.1): `generate(request) -> GenerateResult`."""
+"""The model-client interface (see docs/concepts/model-clients.md): `generate(request) -> GenerateResult`."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class GenerateRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Normalised token usage of one call (spec §2.7); `reported` is False when synthesised."""
+    """Normalised token usage of one call (see docs/concepts/model-clients.md); `reported` is False when synthesised."""
 
     input_tokens: int = 0
     cached_input_tokens: int = 0

@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat-completions client on the official `openai` SDK (spec §2.2).
+"""OpenAI-compatible chat-completions client on the official `openai` SDK (see docs/concepts/model-clients.md).
 
 Covers OpenAI, vLLM, SGLang, DeepSeek and OpenRouter through `base_url`. The SDK's own retries
 are off (`max_retries=0`): the shared `Retrier` does all retrying so every attempt is counted.

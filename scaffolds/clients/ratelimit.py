@@ -1,4 +1,4 @@
-"""Rate limiting of model calls (spec §7.3): per rate group (provider, endpoint and key), a
+"""Rate limiting of model calls (see docs/concepts/model-clients.md): per rate group (provider, endpoint and key), a
 concurrency cap and token buckets for requests and tokens per minute.
 
 Each attempt takes a permit before it is sent, charged with the request's predicted input plus

@@ -1,4 +1,4 @@
-"""Error classes, Retry-After parsing and the retry loop shared by every client (spec §2.6).
+"""Error classes, Retry-After parsing and the retry loop shared by every client (see docs/concepts/model-clients.md).
 
 Waits use full-jitter exponential backoff, or the server's Retry-After plus up to 10 % jitter.
 The sleep function, the RNG and the clock are injected, so tests run instantly and
@@ -177,7 +177,7 @@ class _Permit:
 
 
 class Retrier:
-    """Runs one model call with the retry rules of §2.6."""
+    """Runs one model call with the shared retry rules (see docs/concepts/model-clients.md)."""
 
     def __init__(self, policy: RetryPolicy | None = None, *, sleep: Sleep = asyncio.sleep,
                  rng: random.Random | None = None,

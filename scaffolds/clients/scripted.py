@@ -1,4 +1,4 @@
-"""A model client without a model: fixed replies or a policy (spec §2.4).
+"""A model client without a model: fixed replies or a policy (see docs/concepts/model-clients.md).
 
 Oracles, failure-mode mutants and the no-op agent are *scripts*: generator functions
 `script(instruction, tools)` that yield a `ToolRequest`, a list of them (one turn with parallel

@@ -1,4 +1,4 @@
-"""Context management (spec §3): a pure render of the ledger, budget terms, strategies."""
+"""Context management (see docs/concepts/context.md): a pure render of the ledger, budget terms, strategies."""
 
 from scaffolds.context.compose import ContextPipeline, Prepared
 from scaffolds.context.config import ContextConfig

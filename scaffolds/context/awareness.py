@@ -1,4 +1,4 @@
-"""Context awareness (spec §3.4.5): a budget notice once, a usage note after each tool batch."""
+"""Context awareness (see docs/concepts/context.md): a budget notice once, a usage note after each tool batch."""
 
 from __future__ import annotations
 

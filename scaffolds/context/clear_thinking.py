@@ -1,4 +1,4 @@
-"""Thinking-block clearing (spec §3.4.3): strip reasoning from all but the newest K messages."""
+"""Thinking-block clearing (see docs/concepts/context.md): strip reasoning from all but the newest K messages."""
 
 from __future__ import annotations
 

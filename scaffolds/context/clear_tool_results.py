@@ -1,4 +1,4 @@
-"""Tool-result clearing (spec §3.4.2): when P passes the trigger, clear the oldest results."""
+"""Tool-result clearing (see docs/concepts/context.md): when P passes the trigger, clear the oldest results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compaction (spec §3.4.4): a summary call through the same client, the summary pinned.
+"""Compaction (see docs/concepts/context.md): a summary call through the same client, the summary pinned.
 
 The request is the current view (cut to the summary call's own budget if needed) plus the
 compaction prompt. A valid summary (long enough, not cut off, not an error) is appended to the

@@ -1,4 +1,4 @@
-"""The context pipeline (spec §3.6): before every main call, the strategies decide in order,
+"""The context pipeline (see docs/concepts/context.md): before every main call, the strategies decide in order,
 the awareness note is added, and the view is rendered with hard truncation.
 
 Each decision is recorded as a `strategy` event `{name, decision, turn, tokens_before,

@@ -1,4 +1,4 @@
-"""Configuration of context management (spec §3.3-§3.7) and its validation (§3.7).
+"""Configuration of context management and its validation (see docs/concepts/context.md).
 
 Every model forbids unknown keys. Rules that need the input budget `B` (which depends on the
 output limit) live in `ContextConfig.check`, run when the agent configuration is built, so a bad
@@ -31,7 +31,7 @@ def _prompt_id(value: str, prefix: str) -> str:
 
 
 class TruncateConfig(_Strict):
-    """Hard truncation (§3.4.1)."""
+    """Hard truncation (see docs/concepts/context.md)."""
 
     enabled: bool = True
     min_recent_turns: int = Field(default=1, ge=0)
@@ -39,7 +39,7 @@ class TruncateConfig(_Strict):
 
 
 class ClearToolResultsConfig(_Strict):
-    """Tool-result clearing (§3.4.2)."""
+    """Tool-result clearing (see docs/concepts/context.md)."""
 
     trigger: Trigger = 0.75
     unit: Literal["turn", "call"] = "turn"
@@ -81,7 +81,7 @@ def placeholder_text(value: str) -> str:
 
 
 class ClearThinkingConfig(_Strict):
-    """Thinking-block clearing (§3.4.3)."""
+    """Thinking-block clearing (see docs/concepts/context.md)."""
 
     trigger: Trigger | Literal["always"] = 0.75
     keep_last_turns: int = Field(default=1, ge=0)
@@ -96,7 +96,7 @@ class ClearThinkingConfig(_Strict):
 
 
 class CompactionConfig(_Strict):
-    """Compaction (§3.4.4)."""
+    """Compaction (see docs/concepts/context.md)."""
 
     trigger: Trigger = 0.85
     prompt: str = "compaction/request@1"
@@ -126,7 +126,7 @@ class CompactionConfig(_Strict):
 
 
 class AwarenessConfig(_Strict):
-    """Context awareness (§3.4.5)."""
+    """Context awareness (see docs/concepts/context.md)."""
 
     placement: Literal["task_message", "system"] = "task_message"
     budget_shown: Literal["window", "input_budget", "trigger"] | int = "window"
@@ -139,7 +139,7 @@ HarnessNaming = Literal["plain", "paper"]
 
 
 class MemoryConfig(_Strict):
-    """The memory tool (§3.4.6): file memory the model keeps across context resets."""
+    """The memory tool (see docs/concepts/context.md): file memory the model keeps across context resets."""
 
     naming: HarnessNaming = "plain"
     protocol: str = "memory/protocol@1"
@@ -157,7 +157,7 @@ class MemoryConfig(_Strict):
 
 
 class PtcConfig(_Strict):
-    """Programmatic tool calling (§3.4.7): the harness tool `code_execution`."""
+    """Programmatic tool calling (see docs/concepts/context.md): the harness tool `code_execution`."""
 
     naming: HarnessNaming = "plain"
     description: str = "ptc/description@1"
@@ -221,7 +221,7 @@ tools and prompt text, not view transforms)."""
 
 
 class ContextConfig(_Strict):
-    """Budget terms and strategies of one agent (§3.3, §3.6)."""
+    """Budget terms and strategies of one agent (see docs/concepts/context.md)."""
 
     max_context_tokens: int = Field(default=DEFAULT_WINDOW, gt=0)
     """W, the context window used for the run."""
@@ -252,7 +252,8 @@ class ContextConfig(_Strict):
         return "+".join(self.enabled()) or "react"
 
     def check(self, max_output_tokens: int) -> list[str]:
-        """The §3.7 rules that need B; raises `ValueError` naming the fields, returns warnings."""
+        """The validation rules (see docs/concepts/context.md) that need B; raises `ValueError`
+        naming the fields, returns warnings."""
         budget = self.budget(max_output_tokens)
         if budget.reserve >= budget.window:
             raise ValueError(f"output reserve R={budget.reserve} must be below the context window "
@@ -275,7 +276,7 @@ class ContextConfig(_Strict):
         return _warnings(budget, triggers, s)
 
     def check_model(self, reasoning_echo: ReasoningEcho) -> None:
-        """Rules that depend on how the model client echoes reasoning (§3.4.3)."""
+        """Rules that depend on how the model client echoes reasoning (see docs/concepts/context.md)."""
         thinking = self.strategies.clear_thinking
         if thinking is None:
             return

@@ -1,4 +1,4 @@
-"""The memory strategy's part in the context (spec §3.4.6): the protocol appended to the task
+"""The memory strategy's part in the context (see docs/concepts/context.md): the protocol appended to the task
 message, the memory tools kept out of tool-result clearing, and the near-limit warning.
 
 The warning is injected once when `warn_fraction × T ≤ P < T`, T being the lowest trigger of

@@ -1,5 +1,5 @@
 """Strategy sets by name (`react`, `clear_tool_results+compaction`, `paper+...`) and config files
-(spec §3.5).
+(see docs/concepts/context.md).
 
 `react` is no strategy beyond hard truncation. `paper` sets the paper's settings for the
 strategies named with it, plus its system prompt and sampling. A config file (YAML, or JSON by

@@ -1,4 +1,4 @@
-"""Hard truncation (spec §3.4.1), applied last whenever P > B.
+"""Hard truncation (see docs/concepts/context.md), applied last whenever P > B.
 
 Oldest turn groups go first (an assistant message with its results and notes), never the pinned
 messages or the newest `min_recent_turns` groups. If that is not enough, the largest kept tool

@@ -1,4 +1,4 @@
-"""Render: the view of the ledger the model is shown (spec §3.2).
+"""Render: the view of the ledger the model is shown (see docs/concepts/context.md).
 
 A view is an ordered list of entries `(mid, variant)`. Strategies never edit messages: they record
 *changes* in `strategy` events, and the renderer applies the changes recorded so far, so the same

@@ -1,4 +1,4 @@
-"""The tool hub (spec §0): one dispatcher over the env's tools and the harness tools.
+"""The tool hub (see docs/concepts/agent-loop.md): one dispatcher over the env's tools and the harness tools.
 
 It decides which tools the model sees (env tools, unless programmatic tool calling hides them,
 plus the harness tools), runs a call wherever its tool lives, and counts executed calls against

@@ -1,4 +1,4 @@
-"""File memory of the memory strategy (spec §3.4.6): six commands on a per-episode directory.
+"""File memory of the memory strategy (see docs/concepts/context.md): six commands on a per-episode directory.
 
 The model sees virtual paths under `/memories`; they map to real files under `root`, a folder
 of the episode outside the world (so no env file or code tool reaches it). Paths are checked

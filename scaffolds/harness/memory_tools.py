@@ -1,4 +1,4 @@
-"""The memory tools (spec §3.4.6): schemas, argument checks and dispatch onto `FileMemory`."""
+"""The memory tools (see docs/concepts/context.md): schemas, argument checks and dispatch onto `FileMemory`."""
 
 from __future__ import annotations
 

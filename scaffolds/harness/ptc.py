@@ -1,4 +1,4 @@
-"""Programmatic tool calling (spec §3.4.7): the harness tool `code_execution`.
+"""Programmatic tool calling (see docs/concepts/context.md): the harness tool `code_execution`.
 
 Each invocation runs the model's code in a fresh child of the code sandbox (`mock_servers.
 sandbox`: confinement, resource limits, a disk budget, scrubbed environment, nothing left

@@ -1,4 +1,4 @@
-"""Google Sheets tools (the 18 of servers.md §2.5). Each module registers its tools on the
+"""Google Sheets tools (the 18 of docs/reference/servers.md). Each module registers its tools on the
 shared `toolbox`."""
 
 from mock_servers.google_sheet.server import read, sheets, write

@@ -1,4 +1,4 @@
-"""WooCommerce tools (the 55 of servers.md §2.3). Each module registers its tools on the shared
+"""WooCommerce tools (the 55 of docs/reference/servers.md). Each module registers its tools on the shared
 `toolbox`."""
 
 from mock_servers.woocommerce.server import admin, customers, orders, products, reports, store

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # lint-imports on a copy of the tree, once per case
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("loca", "envs", "mock_servers", "generators", "checkers", "scaffolds")
 TASKS = "Tasks are independent of each other: "  # the independence contracts' names

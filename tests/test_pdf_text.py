@@ -28,8 +28,8 @@ TASK = get_task("payable_invoice_checker")
 
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory: pytest.TempPathFactory) -> list[World]:
-    root = tmp_path_factory.mktemp("plain")
-    return [TASK.generate(root / f"w{seed}", {"num_invoices": 40}, seed) for seed in range(3)]
+    root = tmp_path_factory.mktemp("invoices")
+    return [TASK.generate(root / f"w{seed}", {"num_invoices": 40}, seed) for seed in range(2)]
 
 
 def _invoice_texts(world: World) -> list[str]:
@@ -77,7 +77,7 @@ def _read_set_outputs(world: World) -> list[str]:
 
 def test_the_read_set_reads_every_invoice(worlds: list[World]) -> None:
     outputs = [_read_set_outputs(world) for world in worlds]
-    assert sum(text.count("=== Page 1 ===") for world in outputs for text in world) == 120
+    assert sum(text.count("=== Page 1 ===") for world in outputs for text in world) == 80
     assert _read_set_outputs(worlds[0]) == outputs[0]
 
 

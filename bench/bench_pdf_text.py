@@ -47,6 +47,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="put the section in bench/RESULTS.md")
     args = parser.parse_args()
     os.environ[LIMIT_ENV] = "0"
+    load = os.getloadavg()[0]
     env = LocaEnv(TASK)
     rows = []
     try:
@@ -62,7 +63,8 @@ def main() -> None:
     finally:
         env.close()
     lines = [SECTION, "",
-             f"{TASK}, seed 0, world cache off, medians of {args.repeats} (`python bench/bench_pdf_text.py`).", "",
+             f"{TASK}, seed 0, world cache off, medians of {args.repeats}, load average {load:.1f} at the start "
+             f"(`python bench/bench_pdf_text.py`).", "",
              "| tier | invoice PDFs | reset s | open + extract_text ms per PDF |", "|---|---|---|---|", *rows]
     print("\n".join(lines))
     if args.write:

@@ -45,7 +45,6 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.mark.slow
 def test_worlds_are_built_where_the_index_says(dataset: Path) -> None:
     task = get_task(TASK)
     rows = _index(dataset)

@@ -456,7 +456,6 @@ def _numeric_by_definition(value: float, scale: int) -> int | float:
     return int(number) if number == number.to_integral_value() else float(number)
 
 
-@pytest.mark.slow
 @given(value=st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.decimals(min_value=-10**9, max_value=10**9, places=2, allow_nan=False).map(float),

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from envs.core.registry import Task, tasks
 from generators.common import create_world
@@ -18,6 +19,12 @@ os.environ["LOCA_WORLD_CACHE_MB"] = "0"  # every test builds the worlds it check
 # sandbox's own tests name their modes (and CI requires them: LOCA_REQUIRE_*).
 os.environ.setdefault("LOCA_ALLOW_UNCONFINED_SANDBOX", "1")
 pytest_plugins = ["tests.fake_llm", "tests.fake_anthropic"]  # the fake providers and their fixtures
+
+# Property tests draw few examples before a commit and many in CI: HYPOTHESIS_PROFILE=ci (.ci/run
+# sets it). A test whose examples are costly (a world each) keeps its own smaller max_examples.
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("ci", max_examples=1000, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 @pytest.fixture

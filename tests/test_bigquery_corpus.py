@@ -25,6 +25,8 @@ from tests.gcloud_seed import seeded
 from tests.harness import ServerHarness
 from tests.sql_corpus_support import called_functions, cast_types, expect_error, load_corpus, mutations, seeded_world
 
+pytestmark = pytest.mark.slow  # a conformance corpus
+
 CORPUS = load_corpus("bigquery")
 WRITES = ("INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE")
 

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def _step(rt: ServerRuntime, ids: Ids, rng: random.Random, n: int) -> None:
         ids.courses[f"new {n}"] = made["id"]
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1))
 def test_kept_heads_stay_exact_under_any_writes(make_world: Any, seed: int) -> None:

@@ -77,6 +77,7 @@ def test_validate_prints_the_matrix_and_exits_zero(any_task: Task) -> None:
         assert name in result.output
 
 
+@pytest.mark.slow
 def test_validate_several_tasks_in_worker_processes() -> None:
     """Tasks joined by commas run in spawned workers: each task's matrix, then one summary."""
     two = sorted(tasks())[:2]

@@ -30,6 +30,8 @@ from mock_servers.terminal import toolbox as terminal_tools
 from tests.harness import ServerHarness, table_rows
 from tests.sandboxing import new_world, open_folder
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 Args = Callable[[str], dict[str, Any]]
 # (server, tool, file suffix, arguments for a target path, check of a correct write)
 WRITERS: list[tuple[Toolbox, str, str, Args]] = [

@@ -135,7 +135,7 @@ def random_decision(draw: st.DrawFn, renderer: Renderer, ledger: FakeLedger,
     return None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_ledgers_and_decisions_keep_every_view_valid(data: st.DataObject) -> None:
     ledger = start()

@@ -265,6 +265,7 @@ def test_other_students_id_fails_body(world: World) -> None:
     assert _failed(world) == ["body"]
 
 
+@pytest.mark.slow
 def test_moved_deleted_or_drafted_mail_and_roster_edits_fail_no_side_effects(tmp_path: Path) -> None:
     def fresh() -> World:
         made = TASK.generate(tmp_path / "w", {"num_students": 40}, 5)

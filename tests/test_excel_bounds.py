@@ -87,6 +87,7 @@ def world(make_world) -> World:
     return world
 
 
+@pytest.mark.slow
 def test_merging_a_whole_sheet_is_refused_before_the_work(world: World) -> None:
     merge, unmerge, fmt = run_bounded(world, [
         ("merge_cells", {**SHEET, **WHOLE}),
@@ -98,6 +99,7 @@ def test_merging_a_whole_sheet_is_refused_before_the_work(world: World) -> None:
     assert not load_workbook(world.workspace / "book.xlsx")["Sheet1"].merged_cells.ranges
 
 
+@pytest.mark.slow
 def test_rows_and_columns_move_at_the_cost_of_the_stored_cells(world: World) -> None:
     calls = run_bounded(world, [
         FAR,
@@ -114,6 +116,7 @@ def test_rows_and_columns_move_at_the_cost_of_the_stored_cells(world: World) -> 
     assert values == {"B3": "a", "NU577": "far"}
 
 
+@pytest.mark.slow
 def test_deleting_or_charting_a_whole_sheet_is_bounded(world: World) -> None:
     delete, chart, wide = run_bounded(world, [
         FAR,
@@ -128,6 +131,7 @@ def test_deleting_or_charting_a_whole_sheet_is_bounded(world: World) -> None:
     assert load_workbook(world.workspace / "book.xlsx")["Sheet1"].max_row == 1
 
 
+@pytest.mark.slow
 def test_range_tools_refuse_more_cells_than_the_cap(world: World) -> None:
     too_many = [["x"] * 10] * 10_001
     calls = run_bounded(world, [

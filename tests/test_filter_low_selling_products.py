@@ -294,6 +294,7 @@ def test_tags_and_images_written_back_unchanged_are_no_side_effects(world: World
     assert _failed(world) == []
 
 
+@pytest.mark.slow
 def test_changed_images_or_tags_fail_products_untouched(world: World, tmp_path: Path) -> None:
     other = world_copy(world, tmp_path / "other")
     _solve(world)
@@ -359,6 +360,7 @@ def test_an_extra_product_fails_membership_and_products_untouched(world: World) 
 
 # products_untouched
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", [
     {"sale_price": ""}, {"status": "private"}, {"stock_quantity": 0}, {"meta_data": [{"key": SALES_KEY, "value": 0}]},
     {"featured": True},
@@ -379,6 +381,7 @@ def test_recategorising_a_product_to_keep_fails_products_untouched(world: World)
     assert _failed(world) == ["products_untouched"]
 
 
+@pytest.mark.slow
 def test_a_trashed_or_created_product_fails_products_untouched(world: World, tmp_path: Path) -> None:
     other = world_copy(world, tmp_path / "other")
     _solve(world)
@@ -404,6 +407,7 @@ def _edit(rows: list[list[str]], row: int, column: int, value: str) -> list[list
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [
     lambda rows: csv_text([*REPORT.headers[:3], "Discount"], rows),  # header renamed
     lambda rows: csv_text(REPORT.headers, [EXAMPLE_ROW, *rows]),  # example row kept
@@ -430,6 +434,7 @@ def _subscribers(world: World) -> list[dict[str, Any]]:
     return listed
 
 
+@pytest.mark.slow
 def test_unsubscribed_or_customer_recipients_fail_recipients(world: World) -> None:
     _solve(world)
     off = next(e for e in _subscribers(world) if e["subscribed"] is False)
@@ -438,6 +443,7 @@ def test_unsubscribed_or_customer_recipients_fail_recipients(world: World) -> No
     assert _failed(world) == ["recipients"]
 
 
+@pytest.mark.slow
 def test_a_missing_subscriber_or_a_second_message_fails_recipients(world: World, tmp_path: Path) -> None:
     other = world_copy(world, tmp_path / "other")
     _login(world)
@@ -466,6 +472,7 @@ def _sent_copy(world: World, to: str) -> str:
     return str(next(m["id"] for m in found if to in m["to"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cover", ["delete", "archive"])
 def test_mailing_an_unsubscribed_entry_and_hiding_the_sent_copy_still_fails(world: World, cover: str) -> None:
     """A newsletter to someone who unsubscribed is still sent when its Sent copy is deleted for
@@ -504,6 +511,7 @@ def _swapped(w: World, e: Entry) -> str:
     return _named(w, e, _name(second if e == first else first if e == second else e))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [
     {"subject": lambda w, e: "Subject: new deals"},
     {"subject": lambda w, e: f"{OUTLET} news"},
@@ -529,6 +537,7 @@ def test_subject_name_and_placeholder_rules(world: World, overrides: dict[str, A
     assert _failed(world) == ["email_content"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["none", "two", "renamed", "example", "unsorted"])
 def test_attachment_rules(world: World, case: str) -> None:
     _login(world)
@@ -548,6 +557,7 @@ def test_attachment_rules(world: World, case: str) -> None:
 
 # no_side_effects
 
+@pytest.mark.slow
 def test_subscriber_file_draft_or_category_edits_fail_no_side_effects(world: World, tmp_path: Path) -> None:
     drafted, renamed = world_copy(world, tmp_path / "drafted"), world_copy(world, tmp_path / "renamed")
     _solve(world)

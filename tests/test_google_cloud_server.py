@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from loca.core.world import World
@@ -456,7 +456,6 @@ def _numeric_by_definition(value: float, scale: int) -> int | float:
     return int(number) if number == number.to_integral_value() else float(number)
 
 
-@settings(max_examples=3000, deadline=None)
 @given(value=st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.decimals(min_value=-10**9, max_value=10**9, places=2, allow_nan=False).map(float),

@@ -91,6 +91,7 @@ def _step(h: Sheets, sid: str, rng: random.Random, n: int) -> None:
         h.call("delete_sheet", **args)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1))
 def test_stored_rows_stay_exact_under_any_writes(make_world: Any, seed: int) -> None:

@@ -143,6 +143,7 @@ def test_a_range_past_the_grid_is_refused_and_writes_grow_the_grid(gs: tuple[She
     assert h.values(sid, "Sheet1", "AB1200") == [["far"]]
 
 
+@pytest.mark.slow
 def test_data_larger_than_the_range_is_refused(gs: tuple[Sheets, dict[str, str]]) -> None:
     h, ids = gs
     sid = ids["Empty"]
@@ -360,6 +361,7 @@ def test_recalculation_is_bounded(gs: tuple[Sheets, dict[str, str]], monkeypatch
     assert table_rows(h.world.state_path) == before
 
 
+@pytest.mark.slow
 def test_a_long_dependency_chain_is_no_recursion(gs: tuple[Sheets, dict[str, str]]) -> None:
     h, ids = gs
     sid = ids["Empty"]
@@ -411,6 +413,7 @@ def _resolved(args: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     return {k: ids[v[1:]] if isinstance(v, str) and v.startswith("@") else v for k, v in args.items()}
 
 
+@pytest.mark.slow
 def test_same_script_gives_identical_outputs_in_process_and_over_stdio(make_world: Any) -> None:
     runs = []
     for _ in range(2):
@@ -446,6 +449,7 @@ def test_schemas_follow_the_rules(gs: tuple[Sheets, dict[str, str]]) -> None:
                     "get_sheet_data", "list_sheets", "list_spreadsheets", "update_cells"]
 
 
+@pytest.mark.slow
 def test_every_tool_survives_random_arguments_on_a_full_world(gs: tuple[Sheets, dict[str, str]]) -> None:
     h, ids = gs
     gateway = Gateway(h.world, {"google_sheet": "google_sheet"})

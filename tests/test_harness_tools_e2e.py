@@ -22,6 +22,8 @@ from tests.test_context_e2e import finish, reads
 from tests.test_ptc_strategy import CountingEnv
 from tests.test_scaffold_loop import EXPECTED, FakeEnv
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 SOLVE = """
 total = 0
 for note in tools.list_notes():

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+import pytest
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
@@ -79,6 +80,7 @@ def test_an_idle_keep_alive_connection_is_closed() -> None:
         assert conn.sock is not None and closed_by_server([conn.sock]) == 1
 
 
+@pytest.mark.slow
 def test_answering_may_take_longer_than_the_request_timeout() -> None:
     with _server(SHORT_REQUEST) as port:
         assert status(port, "/slow") == 200

@@ -83,6 +83,7 @@ def test_every_task_is_registered_under_the_entry_point() -> None:
     assert declared == {"loca": "loca.integrations.inspect.registry"}
 
 
+@pytest.mark.slow
 def test_inspect_eval_runs_a_task_by_name(tmp_path: Path, fake_llm: Any) -> None:
     """`inspect eval loca/<task> -T ... --model ...` in a fresh process, the entry point installed
     as pyproject declares it, against an OpenAI-compatible server that claims done at once: the
@@ -107,6 +108,7 @@ def test_inspect_eval_runs_a_task_by_name(tmp_path: Path, fake_llm: Any) -> None
     assert log.eval.task == "loca/ab_testing" and score(sample)[0] == 0 and score(sample)[1]["graded"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", FAMILIES)
 def test_oracle_scores_one_and_noop_zero_under_react(task: str, tmp_path: Path) -> None:
     [oracle] = run(task, scripted_model(task, "oracle"), tmp_path).samples or []

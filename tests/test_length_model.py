@@ -25,6 +25,7 @@ def _build(task: Task, root: Path, target: int, seed: int) -> World:
     return asyncio.run(build_to_target(task, root, target, seed))
 
 
+@pytest.mark.slow
 def test_unseen_seeds_land_within_tolerance_in_about_one_build(tmp_path: Path) -> None:
     """Every task: four unseen seeds at 8k and one at 64k; each world within 5% of its target,
     at most two builds each (no search), 1.5 builds per world at most on average."""
@@ -93,6 +94,7 @@ def _sketching_tasks() -> list[Task]:
         {t.spec.scale.primary: t.spec.scale.lo}), 0) is not None]
 
 
+@pytest.mark.slow
 def test_a_sketching_task_ships_features_that_explain_its_table() -> None:
     """The estimate from each table entry's sketch is closer to what it measured than the
     model's curve, whose misses are the seeds' own offsets."""
@@ -110,6 +112,7 @@ def test_a_sketching_task_ships_features_that_explain_its_table() -> None:
         assert max(sketch_misses) < 0.03 and statistics.median(sketch_misses) < statistics.median(curve_misses)
 
 
+@pytest.mark.slow
 def test_the_sketch_aims_the_first_build_of_an_unseen_seed(tmp_path: Path) -> None:
     """At 8k, where a seed's content moves the length most, every unseen seed lands within the
     tolerance in one build."""
@@ -149,6 +152,7 @@ def test_a_miss_the_fine_count_can_absorb_is_corrected_by_one_more_build(any_tas
     assert abs(world.meta.env_description_tokens - 16_000) <= TOLERANCE * 16_000  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_without_a_model_the_search_builds_the_world(any_task: Task, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     table = load_table(any_task)

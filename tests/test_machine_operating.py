@@ -57,6 +57,7 @@ def _plan(machines: int, seed: int, unknown: int | None = None) -> Plan:
                       default_unknown(machines) if unknown is None else unknown)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("machines", [5, 6, 11, 12, 30, 55])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_has_every_edge_case(machines: int, seed: int) -> None:

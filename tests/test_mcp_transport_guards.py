@@ -117,6 +117,7 @@ def gateway_port(world_dir: Path) -> Iterator[int]:
         yield port
 
 
+@pytest.mark.slow
 def test_a_forged_host_or_origin_cannot_write(gateway_port: int, world_dir: Path) -> None:
     port = gateway_port
     mcp = McpHttp(port)
@@ -145,6 +146,7 @@ def test_a_forged_host_or_origin_cannot_write(gateway_port: int, world_dir: Path
         assert (world_dir / "workspace" / f"own-{n}.txt").read_text() == "x"
 
 
+@pytest.mark.slow
 def test_allow_remote_names_the_other_hosts_clients_may_use(world_dir: Path) -> None:
     with _http_server("-m", "mock_servers", "filesystem", "--world", str(world_dir),
                       "--allow-remote", "gateway.test,10.1.2.3") as port:
@@ -248,6 +250,7 @@ BAD_LINES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BAD_LINES))
 def test_every_malformed_line_gets_an_error_and_the_server_goes_on(stdio_peer: StdioPeer,
                                                                    name: str) -> None:

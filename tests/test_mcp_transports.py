@@ -56,6 +56,7 @@ def _read_tool(task: Task, world_dir: Path, server_key: str | None = None) -> tu
         gateway.close()
 
 
+@pytest.mark.slow
 def test_official_sdk_client_over_stdio(task, world_dir):
     key, tool, exposed = _read_tool(task, world_dir)
     server = task.spec.servers[key]
@@ -82,6 +83,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_gateway_over_streamable_http(task, world_dir):
     _, _, exposed = _read_tool(task, world_dir)
     port = _free_port()

@@ -53,6 +53,7 @@ def _plan(k: int, seed: int, existing: int | None = None) -> Plan:
     return plan_world(WorldRng(TASK.name, seed), k, 60 * k if existing is None else existing)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [5, 6, 8, 13, 40, 270])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_has_every_edge_case(k: int, seed: int) -> None:
@@ -87,6 +88,7 @@ def test_same_seed_same_plan_and_old_rows_move_no_invoice() -> None:
     assert few.invoices == many.invoices and few.mail() == many.mail()
 
 
+@pytest.mark.slow
 def test_subtle_share_is_about_forty_percent() -> None:
     invoices = [i for seed in range(5) for i in _plan(270, seed).invoices]
     share = sum(i.subtle for i in invoices) / len(invoices)
@@ -111,6 +113,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, Plan]:
     return world, _plan(k, seed)
 
 
+@pytest.mark.slow
 def test_every_field_comes_back_from_the_pdf_text(built: tuple[World, Plan]) -> None:
     world, plan = built
     seen = set()
@@ -295,6 +298,7 @@ def test_changed_column_fails_schema(world: World) -> None:
     assert _failed(world) == ["schema", "no_side_effects"]  # a column row added to the catalog too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statement", [
     f"COMMENT ON TABLE {table(INVOICES)} IS 'checked'",
     f"COMMENT ON TABLE {table(PAYMENTS)} IS 'checked'",
@@ -356,6 +360,7 @@ def test_wrong_invoice_list_fails_email_content(world: World, body: Callable[[li
     assert _failed(world) == ["email_content"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("invented", [
     "INV-1999-01234", "QQQ-000123", "SI0000123", "BILL-0000123", "199901-0123",  # none exists, one per format
     "{old}",  # an old row's invoice, none of the PDFs'
@@ -390,6 +395,7 @@ def _move_a_pdf(world: World) -> None:
     _call(world, "filesystem_move_file", source=f"{FILES}/{first}", destination=f"done/{first}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("act", [
     _delete_request,
     _move_a_pdf,

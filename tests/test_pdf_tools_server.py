@@ -344,6 +344,7 @@ def test_search_sessions_survive_a_restart(make_world: Any) -> None:
                              pattern="due").startswith("Search ID: search_2\n")
 
 
+@pytest.mark.slow
 def test_search_continues_across_stdio_server_processes(make_world: Any) -> None:
     pdfs = build_pdfs(make_world)
     params = StdioServerParameters(command=sys.executable, args=[

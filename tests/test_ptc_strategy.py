@@ -23,6 +23,8 @@ from scaffolds.result import EpisodeResult
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require, survivors
 from tests.test_scaffold_loop import FakeEnv, assert_paired
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 NO_ARGS = {"type": "object", "properties": {}}
 
 
@@ -167,6 +169,7 @@ async def test_the_nested_call_cap_and_the_episode_limit(world_dir: Path, tmp_pa
     assert result.terminal_state == "max_tool_calls"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_timeout_kills_the_code_and_reports_the_calls_so_far(
         world_dir: Path, sandbox: dict[str, Any], tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ from tests.harness import ServerHarness
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require
 from tests.schemas import violations
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 INFO = re.compile(r"=== EXECUTION INFO ===\nReturn code: (.+)\nExecution time: \d+\.\d\d seconds\n"
                   r"Timeout limit: (\d+) seconds$")
 
@@ -168,6 +170,7 @@ def test_a_mode_that_cannot_be_had_is_an_error_result(world: World, monkeypatch)
         assert message in text
 
 
+@pytest.mark.slow
 def test_the_gym_packages_are_importable(py: ServerHarness, world: World) -> None:
     text = py.ok_text("python_execute", code=(
         "import numpy, openpyxl\nwb = openpyxl.Workbook()\nwb.save('book.xlsx')\n"

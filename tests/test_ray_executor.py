@@ -14,6 +14,8 @@ import pytest
 from loca.episode import run_episode
 from loca.runner import EpisodeRecord, Executor, RunConfig, execute, plan
 
+pytestmark = pytest.mark.slow  # starts Ray clusters (tens of seconds each)
+
 ray = pytest.importorskip("ray")
 TIMING_KEYS = {"timings", "latency_s", "wall_s", "llm_s", "tool_s", "duration_s"}
 

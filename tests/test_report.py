@@ -245,6 +245,7 @@ def test_markdown_tables_of_a_tiny_run(tmp_path: Path) -> None:
     assert r"\toprule" in tex and r"\bottomrule" in tex and r"claimed\_done" in tex
 
 
+@pytest.mark.slow
 def test_plots_are_valid_png_and_svg_without_dates(tmp_path: Path) -> None:
     written = write_report(load([write_run(tmp_path / "r", _grid(["a", "b"], [8000, 32000], [0, 1]))]),
                            tmp_path / "o")
@@ -258,6 +259,7 @@ def test_plots_are_valid_png_and_svg_without_dates(tmp_path: Path) -> None:
     assert "cost_vs_accuracy.png" not in plots  # no episode has a cost
 
 
+@pytest.mark.slow
 def test_nested_calls_and_costs_appear_when_recorded(tmp_path: Path) -> None:
     run = write_run(tmp_path / "r", _grid(["a", "b"], [8000], [0]))
     log = run / "episodes.jsonl"
@@ -275,6 +277,7 @@ def test_nested_calls_and_costs_appear_when_recorded(tmp_path: Path) -> None:
     assert (tmp_path / "o" / "plots" / "cost_vs_accuracy.svg").is_file()
 
 
+@pytest.mark.slow
 def test_the_same_runs_give_the_same_bytes(tmp_path: Path) -> None:
     run = write_run(tmp_path / "r", _grid(["a", "b", "c"], [8000, 16000], [0, 1]))
     outs = [tmp_path / "one", tmp_path / "two"]
@@ -286,6 +289,7 @@ def test_the_same_runs_give_the_same_bytes(tmp_path: Path) -> None:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_runs_made_without_confinement_are_marked(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     confined = write_run(tmp_path / "confined", _grid(["a"], [8000], [0]))
@@ -316,6 +320,7 @@ def _loca(args: list[str]) -> int:
     return int(exit_.value.code or 0)
 
 
+@pytest.mark.slow
 def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = write_run(tmp_path / "a", _grid(["a", "b"], [8000], [0]))
     clear = write_run(tmp_path / "clear", _grid(["a", "b"], [8000], [0]), strategy="clear_tool_results")
@@ -436,6 +441,7 @@ def _overlaps(fig: Any) -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_length_tick_labels_never_collide(tmp_path: Path) -> None:
     from loca.report.cells import cells
     from loca.report.checks import check_rates

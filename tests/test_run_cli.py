@@ -61,6 +61,7 @@ def test_a_run_grows_and_a_changed_setting_is_refused_naming_it(
     assert lines[1].startswith("  context.strategies.clear_tool_results: null → {")  # one line, not a key each
 
 
+@pytest.mark.slow
 def test_a_dead_provider_stops_the_run_with_one_line_and_a_rerun_retries(
         any_task: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_llm: FakeLLM,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,6 +33,8 @@ from mock_servers.sandbox.mode import ENV_ALLOW_UNCONFINED
 from tests import sandboxing
 from tests.sandboxing import MODES, new_world, open_folder, require, run_python, survivors
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 ENV_KEYS = {"PATH", "LANG", "HOME", "TMPDIR", "TZ", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "MPLBACKEND",
             "WORKSPACE"}
 
@@ -106,6 +108,7 @@ def test_output_over_the_cap_keeps_head_and_tail(world, mode) -> None:
     assert run.stderr == "e" * 2500 + "\n…[1000 characters omitted]…\n" + "E" * 2500
 
 
+@pytest.mark.slow
 def test_endless_output_is_drained_and_capped(world, mode) -> None:
     run = run_python(world, mode, "while True:\n    print('y' * 999)", timeout=2)
     assert run.code is None and run.elapsed < 5
@@ -142,6 +145,7 @@ def _spawn_sleepers(marker: str, count: int = 2) -> str:
             f"    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{marker}'])\n")
 
 
+@pytest.mark.slow
 def test_infinite_loop_is_killed_with_its_whole_group(world, mode) -> None:
     marker = f"sleeper-{uuid.uuid4().hex}"
     code = _spawn_sleepers(marker) + "print('looping', flush=True)\nwhile True:\n    pass\n"
@@ -166,6 +170,7 @@ def test_background_children_do_not_outlive_a_finished_run(world, mode) -> None:
     assert survivors(marker) == []
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_contained(world, mode) -> None:
     name = f"bomb_{uuid.uuid4().hex[:12]}.py"
     code = ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n")

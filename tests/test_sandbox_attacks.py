@@ -20,6 +20,8 @@ import pytest
 from loca.core.world import World
 from tests.sandboxing import MODES, new_world, open_folder, require, run_python, survivors
 
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]  # every attack in every confined mode
+
 
 @pytest.fixture(params=MODES)
 def mode(request) -> str:

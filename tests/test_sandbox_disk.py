@@ -21,6 +21,8 @@ from mock_servers.sandbox import (
 from mock_servers.sandbox.disk import LEDGER, DiskLimits, usage
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require, run_python
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 MiB = 1 << 20
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from loca.core.tokens import count_tokens
@@ -73,7 +73,6 @@ messages = st.one_of(
 )
 
 
-@settings(max_examples=60)
 @given(messages)
 def test_message_dict_round_trip(message: Message) -> None:
     data = json.loads(json.dumps(message_to_dict(message)))

@@ -28,6 +28,8 @@ from tests.harness import ServerHarness
 from tests.snowflake_seed import ACCOUNTS, seeded
 from tests.sql_corpus_support import called_functions, cast_types, expect_error, load_corpus, mutations, seeded_world
 
+pytestmark = pytest.mark.slow  # a conformance corpus
+
 CORPUS = load_corpus("snowflake")
 TOOLS = {"read": ("read_query", "query"), "write": ("write_query", "query"), "create": ("create_table", "query")}
 

@@ -22,6 +22,8 @@ from tests.harness import ServerHarness
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require
 from tests.schemas import violations
 
+pytestmark = pytest.mark.sandbox  # runs code in the sandbox
+
 
 class Shell(ServerHarness):
     def run(self, command: str) -> str:
@@ -95,7 +97,7 @@ def test_connectors_group_pipelines() -> None:
         [(";", ["a", "b"]), ("&&", ["c"]), ("||", ["d"]), (";", ["e"])]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=" \t\n'\"\\$`|&;<>()*?[]{}#=~/.-_2>1abcls", max_size=40))
 def test_any_line_parses_or_is_refused_readably(world: World, line: str) -> None:
     try:

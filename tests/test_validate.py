@@ -17,6 +17,8 @@ from loca.validate import run_validation
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
 
+pytestmark = pytest.mark.slow  # the validation matrix: every task's agents at several lengths and seeds
+
 
 @pytest.mark.parametrize("limits,says", [(Limits(max_tool_calls=2), "max_tool_calls"),
                                          (Limits(max_turns=2), "max_turns")])

@@ -345,6 +345,8 @@ def _screenshot(driver: Any, name: str, height: int | None = None) -> None:
         small.save(path, optimize=True)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_the_page_in_headless_chromium(browser: Any, runs: Runs, viewer: str) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +104,7 @@ def _step(woo: Woo, rng: random.Random, n: int) -> None:
         woo.call("woo_system_tools_run", toolId=rng.choice(["recount_terms", "clear_orphaned_variations"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1))
 def test_kept_views_stay_exact_under_any_writes(make_world: Any, seed: int) -> None:

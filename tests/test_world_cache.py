@@ -113,6 +113,7 @@ def _publish(root: str, world_dir: str) -> None:
     WorldCache(Path(root), 1 << 30).publish("k" * 64, World.load(world_dir))
 
 
+@pytest.mark.slow
 def test_concurrent_publishers_leave_one_whole_entry(cache: WorldCache, tmp_path: Path) -> None:
     built, _ = _keep(tmp_path, "a")
     ctx = multiprocessing.get_context("spawn")

@@ -21,7 +21,6 @@ from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve
 from mock_servers.core.toolkit import Call
 from mock_servers.pdf_tools import one_page
-from mock_servers.pdf_tools.plain_text import one_page_text, page_text
 
 MAX_PDF_BYTES = 50 * 1024 * 1024
 MAX_OUTPUT_BYTES = 100 * 1024 * 1024
@@ -50,16 +49,15 @@ def _unreadable(shown: str, exc: Exception) -> ToolFailure:
 
 class Pdf:
     """One parsed PDF: page count, metadata and page texts (extracted once, on demand). A file
-    in the one-page layout the generators write is known without parsing it; pypdf reads it
-    only when a page object or the metadata is wanted."""
+    in the one-page layout the generators write is counted without parsing it; pypdf reads it
+    when a page, its text or the metadata is wanted."""
 
     def __init__(self, data: bytes, shown: str) -> None:
         self.shown = shown
         self.size = len(data)
         self._data = data
         self._texts: dict[int, str] = {}
-        self._one_page = one_page.read(data)
-        if self._one_page is not None:
+        if one_page.read(data) is not None:
             self.encrypted = self.locked = False
             self.pages = 1
             return
@@ -90,12 +88,11 @@ class Pdf:
         return self.reader.pages[number - 1]
 
     def text(self, number: int) -> str:
-        """The extracted text of a 1-based page (a note in its place when it cannot be):
-        pypdf's `extract_text`, computed directly for pages of simple text runs."""
+        """The extracted text of a 1-based page, pypdf's `extract_text` (a note in its place
+        when it cannot be)."""
         if number not in self._texts:
             try:
-                text = one_page_text(self._one_page) if self._one_page else page_text(self.page(number))
-                self._texts[number] = self.page(number).extract_text() if text is None else text
+                self._texts[number] = self.page(number).extract_text()
             except Exception as exc:  # a broken content stream spoils this page only
                 self._texts[number] = (f"[the text of this page could not be extracted: "
                                        f"{type(exc).__name__}]")

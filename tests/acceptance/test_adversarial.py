@@ -28,6 +28,8 @@ from loca.core.world import World, WorldMeta
 from mock_servers.catalog import load
 from tests.acceptance.conftest import smallest_params
 
+pytestmark = pytest.mark.slow  # the acceptance matrix: every registered task
+
 CALL_SECONDS = 2.0  # the per-call budget the plays run under (server config)
 SLACK_SECONDS = 1.5  # on top of it: stopping, rolling back, answering
 MEMORY_BYTES = 3 << 29  # 1.5 GiB of address space for the playing process

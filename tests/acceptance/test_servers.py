@@ -22,6 +22,8 @@ from mock_servers.gateway import Gateway, ToolSpec
 from tests.acceptance.conftest import SERVER_NAMES, small_world
 from tests.schemas import violations
 
+pytestmark = pytest.mark.slow  # the acceptance matrix: every server
+
 ERROR = re.compile(r"^Error \[(INVALID_ARGUMENT|NOT_FOUND|ALREADY_EXISTS|FAILED_PRECONDITION|"
                    r"PERMISSION_DENIED|UNAUTHENTICATED|RESOURCE_EXHAUSTED|DEADLINE_EXCEEDED|"
                    r"UNIMPLEMENTED)\]: \S+: .+", re.S)

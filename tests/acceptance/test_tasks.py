@@ -25,6 +25,8 @@ from loca.validate import VALIDATOR, check_declarations, generic_outcomes, run_v
 from mock_servers.gateway import Gateway
 from tests.acceptance.conftest import small_world, smallest_params
 
+pytestmark = pytest.mark.slow  # the acceptance matrix: every registered task
+
 HEAVY = ("fastmcp", "sqlmodel", "sqlalchemy", "openpyxl", "faker", "generators", "checkers",
          "mock_servers", "scaffolds")
 MAX_TOOLS = 128  # OpenAI-style APIs refuse more tools than this

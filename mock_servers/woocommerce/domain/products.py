@@ -179,8 +179,11 @@ def _filters(store: Store, f: dict[str, Any], price: str) -> tuple[list[str], li
                          f"({sql.marks(len(ids))}))")
             params += ids
     if f.get("sku"):
-        where.append("p.sku = ?")
-        params.append(f["sku"])
+        skus = [part.strip() for part in f["sku"].split(",")]
+        if not all(skus):
+            raise invalid(f"sku '{f['sku']}' must be a SKU or comma-separated SKUs, e.g. A-1 or A-1,B-2")
+        where.append(f"p.sku IN ({sql.marks(len(skus))})")
+        params += skus
     if f.get("featured") is not None:
         where.append("p.featured = ?")
         params.append(int(f["featured"]))

@@ -78,7 +78,7 @@ def _label(key: tuple[Any, ...]) -> Any:
         BLANK if v is None else str(v) for v in key)
 
 
-def _check_cells(records: list[Sequence[Any]], header: Sequence[Any], used: list[int], numeric: list[int],
+def _check_cells(records: Sequence[Sequence[Any]], header: Sequence[Any], used: list[int], numeric: list[int],
                  agg: AggFunc) -> None:
     """INVALID_ARGUMENT for a used cell the pivot cannot compute with: a formula without a
     calculated value, or anything but a number or a blank under a numeric aggregate."""
@@ -93,7 +93,7 @@ def _check_cells(records: list[Sequence[Any]], header: Sequence[Any], used: list
                               f"{record[i]!r}", hint="use agg_func count, or aggregate a numeric column")
 
 
-def pivot(table: list[Sequence[Any]], rows: list[str], values: list[str],
+def pivot(table: Sequence[Sequence[Any]], rows: list[str], values: list[str],
           columns: list[str], agg: AggFunc) -> list[list[Any]]:
     """`table` is a header row followed by records (a formula cell with no calculated value is
     UNCALCULATED). Returns the summary as rows of cells: one header row (row fields, then

@@ -72,6 +72,12 @@ FIXED = [  # each of these was answered silently: empty, everything, or a guess
           "sku 'BOOT-1,,TEE-1' must be a SKU or comma-separated SKUs"),
     _case("woocommerce", "woo_coupons_update", {"couponId": 1, "couponData": {"date_expires": "2025-W20"}},
           "couponData.date_expires '2025-W20' is not an ISO 8601 date or date-time"),
+    _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G2", "data": [["3/15/2025"]]},
+          "[0][0] '3/15/2025' would be a date or time in Sheets, and this server takes dates only as YYYY-MM-DD"),
+    _case("google_sheet", "append_rows", {"sheet": "Stock", "data": [["x", "10:30 AM"]]},
+          "[0][1] '10:30 AM' would be a date or time in Sheets"),
+    _case("google_sheet", "batch_update_cells", {"sheet": "Stock", "ranges": {"G3": [["2025-03-15 10:00"]]}},
+          "'2025-03-15 10:00' would be a date or time in Sheets"),
     _case("excel", "create_pivot_table", {**PENDING, "data_range": "A1:D6", "rows": ["region"], "values": ["units"],
                                           "agg_func": "sum"},
           "'units' in row 3 of data_range is a formula with no calculated value"),
@@ -273,3 +279,11 @@ def test_what_a_tool_can_answer_is_computed(worlds: Worlds, server: str, tool: s
     assert not is_error, text
     for part in expected:
         assert part in text, text
+
+
+def test_digits_of_other_scripts_stay_text(worlds: Worlds) -> None:
+    """USER_ENTERED reads ASCII digits only: "٣" (Arabic-Indic three) is text, not the number 3."""
+    call = worlds.caller("google_sheet")
+    assert not call("update_cells", {"sheet": "Stock", "range": "H2:I2", "data": [["٣", "3"]]})[1]
+    text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "H2:I2"})
+    assert not is_error and '"values":[["٣",3]]' in text, text

@@ -8,12 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
-class Check(BaseModel):
-    name: str
-    passed: bool
-    detail: str = ""
-    error: bool = False
+from loca.core.outcome import Check
 
 
 class Verdict(BaseModel):

@@ -610,7 +610,7 @@ def report(
     from rich.markup import escape
 
     for run in data.runs:
-        if run.unconfined:
+        if run.stored.unconfined:
             complain(f"[red]warning: {escape(str(run.root))} ran code without confinement (explicitly "
                      "allowed); its scores cannot be trusted[/]")
     typer.echo(written.tables[0].markdown())
@@ -655,14 +655,14 @@ def view(
 ) -> None:
     """Serve a page over the runs: a table of episodes with filters, and each episode's ledger,
     checks and context size per turn. Loopback only."""
-    from loca.report import ReportError
+    from loca.records import RunFileError
     from loca.view import Catalog, is_loopback, serve
 
     if not is_loopback(host):
         raise typer.BadParameter(f"the viewer serves loopback only (127.0.0.1, ::1, localhost), not {host!r}")
     try:
         catalog = Catalog(run_dirs)
-    except ReportError as exc:
+    except RunFileError as exc:
         complain(f"loca: error: {exc}")
         raise typer.Exit(2) from None
     serve(catalog, host, port, announce=typer.echo)

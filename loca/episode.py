@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 
 import envs  # noqa: F401  (registers the gymnasium ids)
 from envs.core.registry import Task, get_task
-from loca.runner import Episode, KeepWorlds, RunConfig, failure_record
+from loca.records import Episode, EpisodeRecord
+from loca.runner import KeepWorlds, RunConfig, failure_record
 from mock_servers.sandbox import recorded_mode
 from scaffolds.clients import (
     LLM_AGENTS,
@@ -28,6 +28,11 @@ from scaffolds.clients import (
 from scaffolds.clients.base import ModelClient
 from scaffolds.loop import AgentLoop
 from scaffolds.oracles import agents
+
+RECORDED_WORLD_KEYS = ("env_description_tokens", "builds", "params", "tool_count", "tools_tokens",
+                       "world_hash")
+"""What a record keeps of the world the env described (`envs.core.api.WORLD_INFO_KEYS`); the
+rest is the planned episode's own or stays in the trajectory's header."""
 
 
 def make_client(agent: str, task: Task, base_url: str | None = None,
@@ -44,7 +49,7 @@ def make_client(agent: str, task: Task, base_url: str | None = None,
     return ScriptedClient.from_script(scripted.script(agent))
 
 
-async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
+async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> EpisodeRecord:
     task = get_task(episode.task)
     try:  # the env holds nothing until it is reset, so a failure below needs no clean-up
         env = gym.make(task.spec.env_id, length=episode.length, naming=config.naming,
@@ -65,29 +70,19 @@ async def play(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[s
         if close is not None:
             await close()
     verdict = result.verdict or result.diagnostic or {}
-    return {
-        **episode.to_dict(),
-        "strategy": config.strategy,
-        "sandbox": recorded_mode(),
-        "terminal_state": result.terminal_state,
-        "graded": result.graded,
-        "success": result.success,
-        "reward": result.reward,
-        "env_description_tokens": result.env.get("env_description_tokens"),
-        "builds": result.env.get("builds"),
-        "params": result.env.get("params"),
-        "tool_count": result.env.get("tool_count"),
-        "tools_tokens": result.env.get("tools_tokens"),
-        "world_hash": result.env.get("world_hash"),
-        "checks": verdict.get("checks", []),
-        "metrics": result.metrics.model_dump(mode="json"),
-        "error": result.error.model_dump(mode="json", by_alias=True) if result.error else None,
+    world = {key: result.env.get(key) for key in RECORDED_WORLD_KEYS}
+    return EpisodeRecord.model_validate({
+        **episode.to_dict(), **world,
+        "strategy": config.strategy, "sandbox": recorded_mode(),
+        "terminal_state": result.terminal_state, "graded": result.graded,
+        "success": result.success, "reward": result.reward,
+        "checks": verdict.get("checks", []), "metrics": result.metrics, "error": result.error,
         "world_dir": str(Path("episodes") / episode.episode_id / "world"),
         "trajectory": str(Path("episodes") / episode.episode_id / "trajectory.jsonl"),
-    }
+    })
 
 
-def run_episode(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[str, Any]:
+def run_episode(episode: Episode, episode_dir: Path, config: RunConfig) -> EpisodeRecord:
     """Synchronous entry point (also used in worker processes); only cancellation raises. The
     final world stays in the episode's folder as `config.keep_worlds` says."""
     try:
@@ -98,10 +93,10 @@ def run_episode(episode: Episode, episode_dir: Path, config: RunConfig) -> dict[
     return keep_world(record, episode_dir, config.keep_worlds)
 
 
-def keep_world(record: dict[str, Any], episode_dir: Path, keep: KeepWorlds) -> dict[str, Any]:
+def keep_world(record: EpisodeRecord, episode_dir: Path, keep: KeepWorlds) -> EpisodeRecord:
     """`record`, its world folder removed (and `world_dir` null) unless `keep` says it stays:
     `all`, or `failed` for an episode that did not pass."""
-    if keep == "all" or (keep == "failed" and not record.get("success")):
+    if keep == "all" or (keep == "failed" and not record.success):
         return record
     shutil.rmtree(episode_dir / "world", ignore_errors=True)
-    return {**record, "world_dir": None}
+    return record.model_copy(update={"world_dir": None})

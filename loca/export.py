@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from loca.report.load import ReportError, Run, load_run
+from loca.records import EpisodeRecord, RunFileError, StoredRun, load_run
 from scaffolds.clients.openai_wire import wire_messages, wire_tools
 from scaffolds.context.view import Renderer
 from scaffolds.ledger import Trajectory, read_trajectory
@@ -32,7 +32,6 @@ Format = Literal["jsonl", "parquet"]
 FORMATS: tuple[str, ...] = get_args(Format)
 TERMINAL_STATES: tuple[str, ...] = get_args(TerminalState)
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "reasoning_content")
-CHECK_KEYS = ("name", "passed", "detail", "error")
 BATCH = 64
 """Records per parquet row group (bounds the memory an export of long episodes takes)."""
 
@@ -50,10 +49,10 @@ class Filters:
     """`success` or `failure`: only the episodes that passed, or only those that did not."""
     terminal_states: frozenset[str] = frozenset()
 
-    def keep(self, record: Mapping[str, Any]) -> bool:
-        if self.only is not None and bool(record.get("success")) != (self.only == "success"):
+    def keep(self, record: EpisodeRecord) -> bool:
+        if self.only is not None and record.success != (self.only == "success"):
             return False
-        return not self.terminal_states or record.get("terminal_state") in self.terminal_states
+        return not self.terminal_states or record.terminal_state in self.terminal_states
 
 
 @dataclass
@@ -91,34 +90,34 @@ def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def episode_record(run: Run, record: dict[str, Any]) -> dict[str, Any]:
-    """The export record of one finished episode that has a ledger (`run`: the run directory
-    as given)."""
-    path = run.root / record["trajectory"]
+def episode_record(run: StoredRun, record: EpisodeRecord, trajectory: str) -> dict[str, Any]:
+    """The export record of one finished episode with its ledger at `trajectory` (`run`: the run
+    directory as given)."""
+    path = run.root / trajectory
     try:
-        trajectory = read_trajectory(path)
-        messages, tools = shown(trajectory)
+        ledger = read_trajectory(path)
+        messages, tools = shown(ledger)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise ExportError(f"{path}: cannot be exported ({exc})") from None
-    client = trajectory.header.get("client") or {}
+    client = ledger.header.get("client") or {}
     return {
         "run": str(run.root),
-        "episode_id": record["episode_id"],
-        "task": record["task"],
-        "length": record["length"],
-        "target_tokens": record["target_tokens"],
-        "seed": record["seed"],
-        "agent": record["agent"],
+        "episode_id": record.episode_id,
+        "task": record.task,
+        "length": record.length,
+        "target_tokens": record.target_tokens,
+        "seed": record.seed,
+        "agent": record.agent,
         "model": client.get("model"),
-        "strategy": record.get("strategy") or run.config.get("strategy", "react"),
-        "sandbox": record.get("sandbox"),
-        "passed": bool(record.get("success")),
-        "graded": bool(record.get("graded")),
-        "reward": float(record.get("reward") or 0.0),
-        "checks": [{k: check.get(k) for k in CHECK_KEYS} for check in record.get("checks") or []],
-        "terminal_state": record["terminal_state"],
-        "env_description_tokens": record.get("env_description_tokens"),
-        "metrics": json.dumps(record.get("metrics"), sort_keys=True),
+        "strategy": record.strategy or run.settings.strategy,
+        "sandbox": record.sandbox,
+        "passed": record.success,
+        "graded": record.graded,
+        "reward": record.reward,
+        "checks": [check.model_dump() for check in record.checks],
+        "terminal_state": record.terminal_state,
+        "env_description_tokens": record.env_description_tokens,
+        "metrics": json.dumps(record.metrics.model_dump(mode="json") if record.metrics else None, sort_keys=True),
         "messages": openai_messages(messages),
         "tools": json.dumps(wire_tools(tools)),
     }
@@ -131,17 +130,16 @@ def records(run_dirs: Sequence[Path], filters: Filters, counts: Exported) -> Ite
             raise ExportError(f"{root} is not a directory")
         try:
             run = load_run(root)
-        except ReportError as exc:
+        except RunFileError as exc:
             raise ExportError(str(exc)) from None
-        for planned in run.planned:
-            record = run.records.get(planned["episode_id"])
-            if record is None or not filters.keep(record):
+        for _, record in run.finished():
+            if not filters.keep(record):
                 continue
-            if not isinstance(record.get("trajectory"), str):
+            if record.trajectory is None:
                 counts.without_trajectory += 1
                 continue
             counts.records += 1
-            yield episode_record(run, record)
+            yield episode_record(run, record, record.trajectory)
 
 
 def export(run_dirs: Sequence[Path], out: Path, fmt: str, filters: Filters) -> Exported:

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from loca.runner.config import Episode, RunConfig
+from loca.records import Episode, EpisodeRecord
+from loca.runner.config import RunConfig
 from loca.runner.engine import EpisodeFn
 from loca.runner.records import failure_record
 from loca.runner.rundir import RunDir
@@ -56,7 +57,7 @@ class _RemoteLimiter:
 
 
 def _play_packed(run_episode: EpisodeFn, episode: Episode, config: RunConfig,
-                 limiter: Any = None) -> tuple[dict[str, Any], bytes]:
+                 limiter: Any = None) -> tuple[EpisodeRecord, bytes]:
     """On a worker: the episode's record and its folder as a gzip'd tar."""
     if limiter is not None:
         share(rate_group(config.agent, config.base_url), _RemoteLimiter(limiter))
@@ -79,7 +80,7 @@ def _unpack(data: bytes, folder: Path) -> None:
 
 def ray_results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: EpisodeFn,
                 processes: int, address: str | None,
-                stop: Callable[[], bool]) -> Iterator[tuple[Episode, dict[str, Any]]]:
+                stop: Callable[[], bool]) -> Iterator[tuple[Episode, EpisodeRecord]]:
     """(episode, record) as Ray tasks finish, their folders unpacked into the run directory; a
     task that raises gives a `harness_error` record. Once `stop()` holds, the tasks not
     finished are cancelled (their episodes stay unfinished, for a rerun)."""

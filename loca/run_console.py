@@ -17,8 +17,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Column, Table
 
+from loca.core.outcome import EpisodeMetrics
+from loca.records import Tally
 from loca.runner import EpisodeRecord, Resume, RunSummary
-from loca.runner.records import Tally
 from scaffolds.result import AGENT_STATES
 
 TICK_S = 10.0
@@ -189,11 +190,11 @@ def episode_table(records: list[EpisodeRecord]) -> Table:
                   *(Column(name, justify="right", no_wrap=True) for name in ("peak", "trajectory", "firings")),
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for r in records:
-        m = getattr(r, "metrics", None) or {}
-        fired = sum(m.get("strategy_firings", {}).values())
-        freed = sum(m.get("tokens_freed", {}).values())
+        m = r.metrics or EpisodeMetrics()
+        fired = sum(m.strategy_firings.values())
+        freed = sum(m.tokens_freed.values())
         table.add_row(r.task, f"{r.length} s{r.seed}" + (f" t{r.trial}" if r.trial else ""),
                       "[green]passed[/]" if r.success else r.terminal_state,
-                      kilo(m.get("peak_request_tokens", 0)), kilo(m.get("trajectory_tokens", 0)),
+                      kilo(m.peak_request_tokens), kilo(m.trajectory_tokens),
                       f"{fired} ({kilo(freed)})" if fired else "-")
     return table

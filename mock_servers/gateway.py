@@ -13,11 +13,12 @@ from typing import Any, Literal
 from fastmcp import FastMCP
 from fastmcp.tools import Tool
 
+from loca.core.outcome import ToolOutcome
 from loca.core.world import World
 from mock_servers import load_toolbox
 from mock_servers.core.db import Database
 from mock_servers.core.errors import unknown_tool
-from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, Toolbox, ToolOutcome
+from mock_servers.core.toolkit import ErrorFormatting, ServerRuntime, Toolbox
 from mock_servers.listing import listings
 
 Naming = Literal["prefixed", "dedup", "bare"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envs.core.api import FINAL, WORLD_INFO_KEYS
 from envs.core.errors import EnvSetupError, ToolInfraError
 from loca.core.tokens import schema_tokens
 from scaffolds.clients.base import (
@@ -45,13 +46,9 @@ from scaffolds.provider_checks import ProviderTruncated, check_prompt
 from scaffolds.result import AGENT_STATES, EpisodeError, EpisodeResult, TerminalState
 
 TRAJECTORY_FORMAT = "loca.trajectory/1"
-FINAL_TEXT_TOOL = "__final__"
 NUDGE_PROMPT = "nudge/text_reply@1"
 ENDED_TEXT = "Not executed: the episode already ended."
 REPEATED_TERMINAL_TEXT = "Not executed: the completion tool was already called in this turn."
-ENV_INFO_KEYS = ("task", "task_version", "seed", "params", "target_tokens",
-                 "env_description_tokens", "builds", "world_hash", "world_dir", "terminal_tool",
-                 "tool_count", "tools_tokens")
 log = logging.getLogger("scaffolds.loop")
 
 
@@ -195,7 +192,7 @@ class _Episode:
         self.instruction = obs
         self.terminal_tool = terminal
         self.env_info = {k: (str(info[k]) if isinstance(info[k], Path) else info[k])
-                         for k in ENV_INFO_KEYS if k in info}
+                         for k in WORLD_INFO_KEYS if k in info}
         world_dir = info.get("world_dir")
         self.hub = ToolHub(self.env, tools, terminal, self.config, self.episode_dir,
                            str(world_dir) if world_dir is not None else None)
@@ -391,8 +388,7 @@ class _Episode:
         outcome = await self.hub.call(call.call_id, call.name, call.arguments or {}, batch.turn)
         latency = time.monotonic() - batch.in_flight_since
         batch.in_flight, self.in_flight = None, None
-        message = tool_message(call.call_id, call.name, outcome.text, is_error=outcome.is_error,
-                               structured=outcome.structured)
+        message = tool_message(call.call_id, call.name, outcome.text, is_error=outcome.is_error)
         tokens = await count_tokens(message)
         self.ledger.record("tool_exec", {
             "turn": batch.turn, "call_id": call.call_id, "name": call.name, "status": "executed",
@@ -466,7 +462,7 @@ class _Episode:
             return _Outcome("final_text")
         self.in_flight = {"kind": "grading", "turn": turn}
         _obs, reward, terminated, _truncated, info = await self.env.astep(
-            {"id": f"final_{turn}", "name": FINAL_TEXT_TOOL, "arguments": {"text": reply.text}})
+            {"id": f"final_{turn}", "name": FINAL, "arguments": {"text": reply.text}})
         self.in_flight = None
         if not terminated:
             return _Outcome("final_text")

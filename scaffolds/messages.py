@@ -78,7 +78,6 @@ class Message:
     name: str | None = None
     content: str | None = None
     is_error: bool = False
-    structured: Any = None
     parent_call_id: str | None = None
     # assistant only
     refusal: bool = False
@@ -159,10 +158,9 @@ def assistant_message(text: str | None = None, tool_calls: Iterable[ToolCallPart
 
 
 def tool_message(call_id: str, name: str, content: str, *, is_error: bool = False,
-                 origin: Origin = "tool", structured: Any = None,
-                 parent_call_id: str | None = None) -> Message:
+                 origin: Origin = "tool", parent_call_id: str | None = None) -> Message:
     return Message(role="tool", origin=origin, call_id=call_id, name=name, content=content,
-                   is_error=is_error, structured=structured, parent_call_id=parent_call_id)
+                   is_error=is_error, parent_call_id=parent_call_id)
 
 
 def normalize_call_ids(message: Message, turn: int, seen: set[str]) -> Message:
@@ -222,7 +220,7 @@ def _part_from_dict(data: Mapping[str, Any]) -> Part:
     raise ValueError(f"unknown message part type {kind!r}")
 
 
-_OPTIONAL_FIELDS = ("call_id", "name", "content", "structured", "parent_call_id", "provider_extra")
+_OPTIONAL_FIELDS = ("call_id", "name", "content", "parent_call_id", "provider_extra")
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -248,7 +246,7 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
         parts=tuple(_part_from_dict(p) for p in data.get("parts", ())),
         mid=data["mid"], turn=data["turn"], tokens=data["tokens"],
         call_id=data.get("call_id"), name=data.get("name"), content=data.get("content"),
-        is_error=data.get("is_error", False), structured=data.get("structured"),
+        is_error=data.get("is_error", False),
         parent_call_id=data.get("parent_call_id"), refusal=data.get("refusal", False),
         provider_extra=data.get("provider_extra"),
     )

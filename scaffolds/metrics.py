@@ -6,88 +6,16 @@ Token figures are on the `est` basis (our cl100k_base counts); `input_tokens` an
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
-
+from loca.core.outcome import ContextPoint, EpisodeMetrics, LatencyStats
 from scaffolds.context.compose import FIRINGS
 
+__all__ = ["EpisodeMetrics", "LatencyStats", "episode_metrics"]
+
 _HARNESS_ORIGIN_PREFIXES = ("harness.", "strategy.")
-
-
-class LatencyStats(BaseModel):
-    count: int = 0
-    sum_s: float = 0.0
-    p50_s: float | None = None
-    p95_s: float | None = None
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> LatencyStats:
-        if not values:
-            return cls()
-        ordered = sorted(values)
-        return cls(count=len(ordered), sum_s=sum(ordered), p50_s=_percentile(ordered, 0.50),
-                   p95_s=_percentile(ordered, 0.95))
-
-
-def _percentile(ordered: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile of sorted values."""
-    return ordered[max(1, math.ceil(q * len(ordered))) - 1]
-
-
-class EpisodeMetrics(BaseModel):
-    turns: int = 0
-    llm_calls: dict[str, int] = {}
-    """Model calls by purpose (`main`, later `compaction`)."""
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    cache_write_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-    usage_reported: bool = False
-    """Every call's usage came from the provider (not synthesised)."""
-    cost_usd: float | None = None
-    """Sum of the calls' costs (reported by the provider, else from the price table); None
-    unless every call has one, since a partial sum would understate it."""
-    tool_calls: int = 0
-    """Executed top-level calls, terminal tool and error results included."""
-    tool_calls_nested: int = 0
-    """Executed calls made by code through `code_execution` (counted apart from `tool_calls`)."""
-    tool_calls_invalid: int = 0
-    tool_calls_skipped: int = 0
-    tool_calls_by_name: dict[str, int] = {}
-    tool_output_tokens: int = 0
-    tool_output_tokens_nested: int = 0
-    """Outputs of nested calls; they reach the model only through what the code reports."""
-    trajectory_tokens: int = 0
-    """Tools + every message in its full form: the context size had nothing been removed."""
-    trajectory_tokens_core: int = 0
-    """`trajectory_tokens` without harness-injected messages."""
-    peak_request_tokens: int = 0
-    """Largest predicted input of a main call (the view the model was shown, with tools)."""
-    strategy_firings: dict[str, int] = {}
-    """Firings per strategy (`truncate` included); failed summaries and notes are not firings."""
-    tokens_freed: dict[str, int] = {}
-    """Tokens taken out of the view per strategy (compaction: net of the summary)."""
-    summary_failures: int = 0
-    summaries_discarded: int = 0
-    """Compaction summaries no smaller than what they would replace: the view was kept as it
-    was (never a firing, never negative tokens freed)."""
-    truncation_drops: int = 0
-    """Messages hard truncation took out of the view."""
-    awareness_notes: int = 0
-    memory_warnings: int = 0
-    context_series: list[dict[str, Any]] = []
-    """Per main call: `turn`, `predicted` (P), `view_messages`, `fired` (strategies)."""
-    nudges: int = 0
-    retries: int = 0
-    retry_wait_s: float = 0.0
-    retries_by_class: dict[str, int] = {}
-    llm_latency: LatencyStats = LatencyStats()
-    tool_latency: LatencyStats = LatencyStats()
 
 
 def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
@@ -122,9 +50,9 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             if p["purpose"] == "main":
                 m.turns += 1
                 m.peak_request_tokens = max(m.peak_request_tokens, p["predicted_tokens"])
-                m.context_series.append({"turn": p["turn"], "predicted": p["predicted_tokens"],
-                                         "view_messages": p.get("view_messages"),
-                                         "fired": p.get("fired", [])})
+                m.context_series.append(ContextPoint(turn=p["turn"], predicted=p["predicted_tokens"],
+                                                     view_messages=p.get("view_messages"),
+                                                     fired=p.get("fired", [])))
         elif kind == "strategy":
             _strategy_event(m, p, firings, freed)
         elif kind == "llm_response":

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from scaffolds.metrics import EpisodeMetrics
+from loca.core.outcome import EpisodeError, EpisodeMetrics
 
 TerminalState = Literal[
     "claimed_done", "final_text", "max_turns", "max_tool_calls", "time_limit",
@@ -21,16 +21,6 @@ PROVIDER_STATES: frozenset[str] = frozenset({"provider_truncated"})
 """Infrastructure endings that say the provider is set up wrongly for the run (a checked fact
 about the server, not a passing fault): another attempt or episode on it would end the same way,
 so a runner neither retries them nor goes on scheduling episodes on that provider."""
-
-
-class EpisodeError(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    class_: str = Field(alias="class")
-    message: str
-    traceback: str | None = None
-    details: dict[str, Any] | None = None
-    """For model-call failures: error class, HTTP status and every attempt."""
 
 
 class EpisodeResult(BaseModel):

@@ -10,10 +10,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from loca.core.outcome import ToolOutcome
 from mock_servers.canvas import domain
 from mock_servers.canvas.server import toolbox
 from mock_servers.core.db import Database
-from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
+from mock_servers.core.toolkit import ServerRuntime
 from tests.harness import table_rows
 
 NOW = "2025-01-15T09:00:00Z"

@@ -13,10 +13,11 @@ from typing import Any
 import fastmcp
 import pytest
 
+from loca.core.outcome import ToolOutcome
 from loca.core.world import World
 from mock_servers.core.db import Database
 from mock_servers.core.errors import ToolFailure
-from mock_servers.core.toolkit import ServerRuntime, ToolOutcome
+from mock_servers.core.toolkit import ServerRuntime
 from mock_servers.email import domain, toolbox
 from mock_servers.email.domain import Attachment
 from mock_servers.email.models import DEFAULT_FOLDERS

@@ -7,6 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import envs  # noqa: F401  (registers the gym ids)
+from envs.core.api import WORLD_INFO_KEYS
 from envs.core.env import LocaEnv
 from envs.core.registry import Task
 from mock_servers.catalog import load
@@ -38,6 +39,7 @@ def test_reset_info_and_determinism(any_task: Task, tmp_path) -> None:
         assert info["read_only"] == expected and info["tool_count"] == len(expected)
         assert [t["name"] for t in info["tools"]] == sorted(expected) and info["tools_tokens"] > 1000
         assert info["env_description_tokens"] > 100 and info["seed"] == 7
+        assert set(WORLD_INFO_KEYS) <= set(info)  # what the agent loop records of the world
         first_hash = info["world_hash"]
         _, again = env.reset(seed=7, options={**_small(any_task), "episode_dir": str(tmp_path / "b")})
         assert again["world_hash"] == first_hash

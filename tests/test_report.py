@@ -158,18 +158,17 @@ def test_compatible_runs_merge_into_rows_and_trials(tmp_path: Path) -> None:
     assert pass_hat == "oracle,react,50,50"  # a: 1 of 2 trials (pass^2 0), b: 2 of 2 (1)
 
 
-def test_odd_metrics_show_as_unknown(tmp_path: Path) -> None:
+def test_a_record_that_is_not_the_runner_s_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Records are typed: a field of the wrong type is named, with the file and the line."""
     run = write_run(tmp_path / "r", _grid(["a"], [8000], [0]))
     log = run / "episodes.jsonl"
     record = json.loads(log.read_text())
-    record["metrics"].update(trajectory_tokens="lots", strategy_firings={"x": "y"}, llm_latency=3,
-                             context_series=[{"turn": "a", "predicted": 1}, 5, {"turn": 1, "predicted": 9}])
-    record["success"] = "false"
+    record["metrics"].update(trajectory_tokens="lots")
     log.write_text(json.dumps(record) + "\n")
-    tables = {t.name: t for t in write_report(load([run]), tmp_path / "o").tables}
-    assert tables["trajectory"].rows[0][1][0].text() == "–"
-    assert tables["accuracy"].rows[0][1][0].value == 0.0
-    assert "strategy_firings" not in tables
+    with pytest.raises(ReportError) as refused:
+        load([run])
+    assert str(refused.value) == (f"{log}: line 1 is not an episode record (metrics.trajectory_tokens: "
+                                  "Input should be a valid integer, unable to parse string as an integer)")
 
 
 def test_damaged_run_files(tmp_path: Path) -> None:
@@ -297,7 +296,7 @@ def test_runs_made_without_confinement_are_marked(tmp_path: Path,
     log.write_text("".join(json.dumps({**json.loads(line), "sandbox": "unconfined"}) + "\n"
                            for line in log.read_text().splitlines()))
     data = load([confined, loose])
-    assert [(run.sandbox, run.unconfined) for run in data.runs] == [(["landlock"], False),
+    assert [(run.stored.sandbox, run.stored.unconfined) for run in data.runs] == [(["landlock"], False),
                                                                     (["unconfined"], True)]
     markdown = write_report(data, tmp_path / "o", plots=False).markdown.read_text()
     assert f"| `{confined}` | oracle | react | landlock | 1 | 1 |" in markdown

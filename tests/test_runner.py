@@ -112,7 +112,8 @@ def test_a_run_grows_by_the_episodes_a_larger_plan_adds(tmp_path, any_task, monk
 
     def episode_fn(episode, episode_dir, config):  # type: ignore[no-untyped-def]
         ran.append(episode.episode_id)
-        return {**episode.to_dict(), "terminal_state": "claimed_done", "success": episode.seed % 2 == 0}
+        return EpisodeRecord.model_validate({**episode.to_dict(), "terminal_state": "claimed_done",
+                                             "success": episode.seed % 2 == 0})
 
     out = tmp_path / "run"
     small = RunConfig(tasks=[any_task.name], lengths=[8000], seeds=[0, 1], agent="noop")
@@ -131,7 +132,7 @@ def test_a_run_grows_by_the_episodes_a_larger_plan_adds(tmp_path, any_task, monk
 
 def test_trials_are_distinct_episodes_and_a_run_grows_by_trials(tmp_path, any_task):
     def episode_fn(episode, episode_dir, config):  # type: ignore[no-untyped-def]
-        return {**episode.to_dict(), "terminal_state": "claimed_done", "success": True}
+        return EpisodeRecord.model_validate({**episode.to_dict(), "terminal_state": "claimed_done", "success": True})
 
     out = tmp_path / "run"
     one = RunConfig(tasks=[any_task.name], lengths=[8000], seeds=[0], agent="noop")
@@ -147,8 +148,9 @@ def _errored(kind: str | None, state: str = "llm_error"):  # type: ignore[no-unt
     `kind`."""
     def episode_fn(episode, episode_dir, config):  # type: ignore[no-untyped-def]
         details = {"error_class": "transient", "kind": kind} if kind else None
-        return {**episode.to_dict(), "terminal_state": state, "success": False,
-                "error": {"class": "LLMCallError", "message": "no answer", "details": details}}
+        return EpisodeRecord.model_validate({
+            **episode.to_dict(), "terminal_state": state, "success": False,
+            "error": {"class": "LLMCallError", "message": "no answer", "details": details}})
     return episode_fn
 
 
@@ -340,8 +342,7 @@ def test_an_episode_function_that_raises_or_returns_junk_is_recorded(tmp_path, c
     def episode_fn(episode, episode_dir, config):  # type: ignore[no-untyped-def]
         if episode.seed == 0:
             raise ValueError("episode function failed")
-        return {**episode.to_dict(), "terminal_state": "claimed_done", "success": True,
-                "unstorable": object()}
+        return {**episode.to_dict(), "terminal_state": "claimed_done", "success": True}  # not a record
 
     summary = execute(config_for("noop"), tmp_path / "run", episode_fn).summary
     records = _lines(tmp_path / "run")

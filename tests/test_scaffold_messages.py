@@ -67,10 +67,9 @@ messages = st.one_of(
     st.builds(lambda p, refusal: Message(role="assistant", origin="model", parts=tuple(p),
                                          refusal=refusal, mid=3, turn=2, tokens=11),
               st.lists(parts, max_size=4), st.booleans()),
-    st.builds(lambda c, err, s: Message(role="tool", origin="tool", call_id="call_1_0",
-                                        name="read", content=c, is_error=err, structured=s,
-                                        mid=4, turn=2, tokens=5),
-              texts, st.booleans(), st.none() | st.dictionaries(texts, st.integers())),
+    st.builds(lambda c, err: Message(role="tool", origin="tool", call_id="call_1_0",
+                                     name="read", content=c, is_error=err, mid=4, turn=2, tokens=5),
+              texts, st.booleans()),
 )
 
 

@@ -23,7 +23,7 @@ from starlette.testclient import TestClient
 
 from loca.cli import main
 from loca.core.http_limits import HttpLimits
-from loca.report import ReportError
+from loca.records import RunFileError
 from loca.view import Catalog, build_app, is_loopback
 from loca.view.timeline import FOLD_CHARS, PREVIEW_CHARS
 from tests.http_probe import refused_past
@@ -189,7 +189,7 @@ def test_damaged_files_are_read_readably(runs: Runs, tmp_path: Path) -> None:
     episodes.write_text("{oops\n" + episodes.read_text())
     response = api.get("/api/episodes")
     assert response.status_code == 422 and "episodes.jsonl: line 1 is not JSON" in response.json()["error"]
-    with pytest.raises(ReportError):
+    with pytest.raises(RunFileError):
         Catalog([run])
 
 

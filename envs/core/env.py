@@ -18,6 +18,7 @@ from gymnasium import spaces
 from sqlalchemy.orm import configure_mappers
 
 from checkers.verdict import Verdict
+from envs.core.api import FINAL
 from envs.core.errors import EnvSetupError
 from envs.core.registry import Task, get_task
 from envs.core.reuse import obtain_world
@@ -28,7 +29,6 @@ from mock_servers import load_toolbox
 from mock_servers.gateway import Gateway, Naming, ToolFilter, ToolSpec, exposed_name
 from mock_servers.listing import listings
 
-FINAL = "__final__"
 _WARM: set[str] = set()  # tasks whose one-time work this process has done
 
 

@@ -37,17 +37,17 @@ def _ks(data: Dataset, ks: Sequence[int]) -> list[int]:
 def _runs_section(data: Dataset) -> str:
     lines = ["| run | model | strategy | code sandbox | planned | finished |", "|---|---|---|---|--:|--:|"]
     for run in data.runs:
-        config = run.config
-        sandbox = ", ".join(run.sandbox) or "not recorded"
-        lines.append(f"| `{run.root}` | {config.get('agent', '?')} | {config.get('strategy', 'react')} | "
-                     f"{f'**{sandbox.upper()}**' if run.unconfined else sandbox} | "
-                     f"{len(run.planned)} | {len(run.records)} |")
+        stored, settings = run.stored, run.stored.settings
+        sandbox = ", ".join(stored.sandbox) or "not recorded"
+        lines.append(f"| `{run.root}` | {settings.agent} | {settings.strategy} | "
+                     f"{f'**{sandbox.upper()}**' if stored.unconfined else sandbox} | "
+                     f"{len(stored.planned)} | {len(stored.records)} |")
     versions = {kind: sorted({f"{name} {v}" for run in data.runs for name, v in run.versions[kind].items()})
                 for kind in ("task", "prompt")}
     tasks = ", ".join(versions["task"]) or "none recorded"
     unconfined = "".join(f"\n**Unconfined:** `{run.root}` ran code without confinement (explicitly "
                          "allowed): that code could read the answer key and the state, so its scores "
-                         "cannot be trusted.\n" for run in data.runs if run.unconfined)
+                         "cannot be trusted.\n" for run in data.runs if run.stored.unconfined)
     return ("## Runs\n\n" + "\n".join(lines) + f"\n\nTask versions: {tasks}; "
             f"{len(versions['prompt'])} prompt texts, the same in every run.\n" + unconfined)
 

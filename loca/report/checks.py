@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from loca.report.load import Dataset, Episode, Row
+from loca.report.load import Dataset, Entry, Row
 from loca.report.table import Table, Value
 from loca.report.tables import heading
 
@@ -37,13 +37,9 @@ class CheckRates:
     """Episodes with a verdict that counted (for `task score`: planned episodes)."""
 
 
-def verdict_checks(episode: Episode) -> dict[str, bool] | None:
+def verdict_checks(episode: Entry) -> dict[str, bool] | None:
     """The named checks of an episode's verdict, None when it has none."""
-    checks = episode.record.get("checks") if episode.record else None
-    if not isinstance(checks, list):
-        return None
-    named = {str(c["name"]): c.get("passed") is True for c in checks
-             if isinstance(c, dict) and c.get("name") is not None}
+    named = {c.name: c.passed for c in episode.record.checks} if episode.record else {}
     return named or None
 
 
@@ -58,7 +54,7 @@ def _line(row: Row, task: str, check: str, lengths: list[int],
     return CheckRates(row, task, check, rates, sum(len(v) for v in by_length.values()))
 
 
-def _lines(data: Dataset, row: Row, task: str, episodes: list[Episode]) -> list[CheckRates]:
+def _lines(data: Dataset, row: Row, task: str, episodes: list[Entry]) -> list[CheckRates]:
     """`task score`, `all checks` and each check of `episodes` (checks in verdict order)."""
     strict: dict[int, list[float]] = defaultdict(list)
     share: dict[int, list[float]] = defaultdict(list)

@@ -1,5 +1,6 @@
-"""Run directories read for a report: the plan, the last record per episode, and the versions
-the episodes ran under; several runs merged into one set of planned episodes.
+"""Run directories read for a report (through `loca.records`): the plan, the last record per
+episode, and the versions the episodes ran under; several runs merged into one set of planned
+episodes.
 
 Runs merge only when they agree on the task versions (a task's version bumps when its
 generator, tools or checker change results), the prompt texts (id -> sha256) and the
@@ -19,6 +20,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from loca.core.outcome import EpisodeMetrics
+from loca.records import Episode, EpisodeRecord, RunFileError, StoredRun, load_run
 
 SETTINGS_OUTSIDE_ROWS = ("tasks", "lengths", "seeds", "agent", "strategy", "timeouts")
 """Run settings that pick episodes or only bound waiting; the rest make a row."""
@@ -44,14 +48,25 @@ class Row:
 
 
 @dataclass(frozen=True)
-class Episode:
-    """One planned episode and its record (None while it has not finished)."""
+class Entry:
+    """One planned episode in a row of the report, and its record (None while it has not
+    finished)."""
 
     row: Row
-    task: str
-    length: int
-    seed: int
-    record: dict[str, Any] | None
+    episode: Episode
+    record: EpisodeRecord | None
+
+    @property
+    def task(self) -> str:
+        return self.episode.task
+
+    @property
+    def length(self) -> int:
+        return self.episode.length
+
+    @property
+    def seed(self) -> int:
+        return self.episode.seed
 
     @property
     def instance(self) -> tuple[str, int, int]:
@@ -59,30 +74,27 @@ class Episode:
 
     @property
     def success(self) -> bool:
-        return self.record is not None and self.record.get("success") is True
+        return self.record is not None and self.record.success
 
     @property
-    def metrics(self) -> dict[str, Any] | None:
+    def metrics(self) -> EpisodeMetrics | None:
         """The episode's metrics (spec §4.3); None when it has not finished or ended before the
         agent loop ran (a world that could not be built)."""
-        return None if self.record is None else self.record.get("metrics")
+        return None if self.record is None else self.record.metrics
 
 
 @dataclass(frozen=True)
 class Run:
-    root: Path
-    config: dict[str, Any]
-    planned: list[dict[str, Any]]
-    records: dict[str, dict[str, Any]]
+    """A run directory as the report reads it: its files, and the versions its episodes ran
+    under."""
+
+    stored: StoredRun
     versions: dict[str, dict[str, Any]]
     """Kind (`task`, `prompt`, `format`) -> name -> version, as the episodes recorded them."""
-    sandbox: list[str] = field(default_factory=list)
-    """The sandbox modes the run's code ran in (`run.json` and the episodes' records)."""
 
     @property
-    def unconfined(self) -> bool:
-        """Whether any code of the run ran without confinement (explicitly allowed)."""
-        return "unconfined" in self.sandbox
+    def root(self) -> Path:
+        return self.stored.root
 
 
 @dataclass
@@ -90,7 +102,7 @@ class Dataset:
     """Planned episodes of every run, in row order (rows by first appearance)."""
 
     runs: list[Run]
-    episodes: list[Episode] = field(default_factory=list)
+    episodes: list[Entry] = field(default_factory=list)
 
     @property
     def rows(self) -> list[Row]:
@@ -116,34 +128,9 @@ class Dataset:
         """The most planned episodes of one instance in one row."""
         return max(Counter((e.row, e.instance) for e in self.episodes).values(), default=0)
 
-    def of(self, row: Row, length: int | None = None) -> list[Episode]:
+    def of(self, row: Row, length: int | None = None) -> list[Entry]:
         """A row's episodes at one length, or at all lengths."""
         return [e for e in self.episodes if e.row == row and (length is None or e.length == length)]
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: cannot be read as JSON ({exc})") from None
-
-
-def _jsonl(path: Path) -> list[Any]:
-    """Lines of a JSONL file; a last line cut off by a kill is left out."""
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    out = []
-    for n, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            if n == len(lines) - 1:
-                break
-            raise ReportError(f"{path}: line {n + 1} is not JSON") from None
-    return out
 
 
 def _header(path: Path) -> dict[str, Any] | None:
@@ -157,17 +144,16 @@ def _header(path: Path) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def _versions(root: Path, records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _versions(root: Path, records: dict[str, EpisodeRecord]) -> dict[str, dict[str, Any]]:
     versions: dict[str, dict[str, Any]] = {"task": {}, "prompt": {}, "format": {}}
     for record in records.values():
-        trajectory = record.get("trajectory")
-        header = _header(root / trajectory) if isinstance(trajectory, str) else None
+        header = _header(root / record.trajectory) if record.trajectory is not None else None
         if header is None:
             continue
         found = {("format", "trajectory"): header.get("format")}
         env = header.get("env") or {}
         if "task_version" in env:
-            found["task", str(env.get("task", record.get("task")))] = env["task_version"]
+            found["task", str(env.get("task", record.task))] = env["task_version"]
         for prompt in header.get("prompts") or []:
             found["prompt", str(prompt.get("id"))] = prompt.get("sha256")
         for (kind, name), value in found.items():
@@ -177,37 +163,13 @@ def _versions(root: Path, records: dict[str, dict[str, Any]]) -> dict[str, dict[
     return versions
 
 
-def _plan_entry(path: Path, n: int, entry: Any) -> dict[str, Any]:
-    """A manifest line with the fields a report needs, checked."""
+def read_run(root: Path) -> Run:
+    """One run directory (`loca.records.load_run`) and the versions its episodes ran under."""
     try:
-        return {"episode_id": str(entry["episode_id"]), "task": str(entry["task"]),
-                "target_tokens": int(entry["target_tokens"]), "seed": int(entry["seed"]),
-                **{k: str(entry[k]) for k in ("agent", "strategy") if entry.get(k) is not None}}
-    except (KeyError, TypeError, ValueError):
-        raise ReportError(f"{path}: line {n + 1} is not a planned episode") from None
-
-
-def load_run(root: Path) -> Run:
-    """One run directory: `run.json`, `manifest.jsonl`, and the last line per episode of
-    `episodes.jsonl` (episodes outside the plan are ignored)."""
-    if not (root / "run.json").is_file() or not (root / "manifest.jsonl").is_file():
-        raise ReportError(f"{root} is not a run directory (no run.json and manifest.jsonl)")
-    run_json = _json(root / "run.json")
-    config = run_json.get("config") if isinstance(run_json, dict) else None
-    if not isinstance(config, dict):
-        raise ReportError(f"{root / 'run.json'}: no run configuration")
-    manifest = root / "manifest.jsonl"
-    planned = [_plan_entry(manifest, n, e) for n, e in enumerate(_jsonl(manifest))]
-    ids = {p["episode_id"] for p in planned}
-    records = {r["episode_id"]: r for r in _jsonl(root / "episodes.jsonl")
-               if isinstance(r, dict) and r.get("episode_id") in ids}
-    for record in records.values():
-        if not isinstance(record.get("metrics"), dict):
-            record["metrics"] = None
-    stored = run_json.get("sandbox")
-    modes = [*(stored if isinstance(stored, list) else []), *(r.get("sandbox") for r in records.values())]
-    sandbox = sorted({str(mode) for mode in modes if mode is not None})
-    return Run(root, config, planned, records, _versions(root, records), sandbox)
+        stored = load_run(root)
+    except RunFileError as exc:
+        raise ReportError(str(exc)) from None
+    return Run(stored, _versions(stored.root, stored.records))
 
 
 def check_compatible(runs: list[Run]) -> None:
@@ -236,39 +198,26 @@ def _settings_digest(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
 
 
-def _named(run: Run, planned: dict[str, Any]) -> tuple[str, str]:
-    """(model, strategy) of a planned episode: its own, else the run's."""
-    return (planned.get("agent") or str(run.config.get("agent", "?")),
-            planned.get("strategy") or str(run.config.get("strategy", "react")))
-
-
-def reasoning_setting(config: dict[str, Any]) -> str:
-    """A run's reasoning setting as its sampling configuration gives it: `effort <level>`,
-    `thinking <budget>` (extended thinking), or `default` (the provider's)."""
-    sampling = config.get("sampling")
-    sampling = sampling if isinstance(sampling, dict) else {}
-    if sampling.get("reasoning_effort") is not None:
-        return f"effort {sampling['reasoning_effort']}"
-    if sampling.get("reasoning_budget_tokens") is not None:
-        return f"thinking {sampling['reasoning_budget_tokens']}"
-    return "default"
+def _named(run: Run, planned: Episode) -> tuple[str, str]:
+    """(model, strategy) of a planned episode: its own strategy, else the run's."""
+    return planned.agent, planned.strategy or run.stored.settings.strategy
 
 
 def _rows(runs: list[Run]) -> dict[tuple[int, str, str], Row]:
     """The row of each (run, model, strategy). The reasoning setting is part of the row when any
     run sets one; a model, setting and strategy name run with other settings in another run
     gets the settings' digest."""
-    settings = [reasoning_setting(run.config) for run in runs]
+    settings = [run.stored.settings.reasoning() for run in runs]
     if set(settings) == {"default"}:
         settings = [""] * len(runs)
-    digests = [_settings_digest(run.config) for run in runs]
+    digests = [_settings_digest(run.stored.manifest.config) for run in runs]
     variants: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for i, run in enumerate(runs):
-        for planned in run.planned:
+        for planned in run.stored.planned:
             variants[(*_named(run, planned), settings[i])].add(digests[i])
     return {(i, model, strategy): Row(model, strategy if len(variants[model, strategy, settings[i]]) == 1
                                       else f"{strategy} [{digests[i]}]", settings[i])
-            for i, run in enumerate(runs) for model, strategy in {_named(run, p) for p in run.planned}}
+            for i, run in enumerate(runs) for model, strategy in {_named(run, p) for p in run.stored.planned}}
 
 
 def load(roots: list[Path]) -> Dataset:
@@ -276,15 +225,13 @@ def load(roots: list[Path]) -> Dataset:
     unique = list(dict.fromkeys(Path(r) for r in roots))
     if not unique:
         raise ReportError("no run directories given")
-    runs = [load_run(root) for root in unique]
+    runs = [read_run(root) for root in unique]
     check_compatible(runs)
     data = Dataset(runs)
     rows = _rows(runs)
     for i, run in enumerate(runs):
-        for planned in run.planned:
-            data.episodes.append(Episode(rows[(i, *_named(run, planned))], planned["task"],
-                                         planned["target_tokens"], planned["seed"],
-                                         run.records.get(planned["episode_id"])))
+        for planned in run.stored.planned:
+            data.episodes.append(Entry(rows[(i, *_named(run, planned))], planned, run.stored.record(planned)))
     if not data.episodes:
         raise ReportError("the runs plan no episodes")
     return data

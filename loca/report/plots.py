@@ -22,8 +22,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from loca.core.outcome import ContextPoint
 from loca.report.caption import caption
-from loca.report.cells import MISSING, number
+from loca.report.cells import MISSING
 from loca.report.checks import ALL_CHECKS, TASK_SCORE, CheckRates
 from loca.report.load import Dataset, Row
 from loca.report.tables import Cells, heading
@@ -150,19 +151,16 @@ def metric_figure(data: Dataset, cells: Cells, metric: str, ylabel: str, scale: 
     return _finish(fig)
 
 
-def _turn_stats(series: list[list[dict[str, Any]]]) -> tuple[list[int], np.ndarray, list[int]]:
+def _turn_stats(series: list[list[ContextPoint]]) -> tuple[list[int], np.ndarray, list[int]]:
     """Turns, their (25th, 50th, 75th) percentiles of the request size, and the turns at which
     a strategy fired in some episode."""
     by_turn: dict[int, list[float]] = defaultdict(list)
     fired: set[int] = set()
     for episode in series:
         for point in episode:
-            turn, size = number(point.get("turn")), number(point.get("predicted"))
-            if turn is None or size is None:
-                continue
-            by_turn[int(turn)].append(size)
-            if point.get("fired"):
-                fired.add(int(turn))
+            by_turn[point.turn].append(point.predicted)
+            if point.fired:
+                fired.add(point.turn)
     turns = sorted(by_turn)
     quartiles = np.array([np.percentile(by_turn[t], [25, 50, 75]) for t in turns]).reshape(-1, 3)
     return turns, quartiles, sorted(fired)
@@ -181,8 +179,7 @@ def context_figure(data: Dataset) -> Figure:
             ax = axes[i // cols][i % cols]
             for k, row in enumerate(data.rows):
                 style = series_style(k)
-                series = [[p for p in m.get("context_series") or [] if isinstance(p, dict)]
-                          for e in data.of(row, n) if (m := e.metrics) and isinstance(m.get("context_series"), list)]
+                series = [m.context_series for e in data.of(row, n) if (m := e.metrics)]
                 turns, q, fired = _turn_stats(series)
                 if not turns:
                     continue

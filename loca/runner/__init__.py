@@ -3,13 +3,15 @@ records in a run directory -> a summary. Rerunning a command on its run director
 retrying the episodes that ended in a provider or harness error; a command with the same
 settings and a larger plan grows it.
 
-`config` (what a run is), `rundir` (its files, resume and growth), `records` (episode records
-and the summary), `breaker` (stopping on a failing provider), `engine` (running the plan)."""
+`config` (what a run is), `rundir` (its files, resume and growth), `records` (failure records
+and the summary; the models of the files are `loca.records`), `breaker` (stopping on a failing
+provider), `engine` (running the plan)."""
 
+from loca.records import Episode, EpisodeRecord, RunSummary
 from loca.runner.breaker import Breaker, Trip, explain
-from loca.runner.config import Episode, KeepWorlds, RunConfig, plan
+from loca.runner.config import KeepWorlds, RunConfig, plan
 from loca.runner.engine import EpisodeFn, Executor, RunOutcome, execute
-from loca.runner.records import RETRIED_STATES, EpisodeRecord, RunSummary, failure_record
+from loca.runner.records import RETRIED_STATES, failure_record
 from loca.runner.rundir import Resume, RunDir, RunError, SettingsError
 
 __all__ = [

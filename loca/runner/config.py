@@ -1,16 +1,16 @@
 """What a run is: its configuration (the plan and the settings that decide results) and the
-episodes it plans."""
+episodes it plans (`loca.records.Episode`, the lines of its manifest)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from loca.core.lengths import label, parse_length, parse_seeds
+from loca.core.lengths import parse_length, parse_seeds
+from loca.records import Episode
 from scaffolds.clients import RateLimits, Sampling, Timeouts, agent_profile, is_llm_agent
 from scaffolds.config import AgentConfig, Limits
 from scaffolds.context import ContextConfig
@@ -112,34 +112,6 @@ class RunConfig(BaseModel):
             "lengths": list(dict.fromkeys([*self.lengths, *other.lengths])),
             "seeds": sorted({*self.seeds, *other.seeds}),
             "trials": max(self.trials, other.trials)})
-
-
-@dataclass(frozen=True)
-class Episode:
-    task: str
-    length: int
-    seed: int
-    agent: str
-    trial: int = 0
-
-    @property
-    def episode_id(self) -> str:
-        """Readable and stable: `<task>__<length>__s<seed>__<agent>`, then `__t<trial>` for
-        every trial but the first (so runs without trials keep their ids)."""
-        agent = self.agent.replace(":", "-").replace("/", "-")
-        trial = f"__t{self.trial}" if self.trial else ""
-        return f"{self.task}__{label(self.length)}__s{self.seed}__{agent}{trial}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"episode_id": self.episode_id, "task": self.task, "length": label(self.length),
-                "target_tokens": self.length, "seed": self.seed, "agent": self.agent,
-                "trial": self.trial}
-
-    @classmethod
-    def from_dict(cls, entry: dict[str, Any]) -> Episode:
-        """A manifest line (lines written before trials existed have none: trial 0)."""
-        return cls(str(entry["task"]), int(entry["target_tokens"]), int(entry["seed"]),
-                   str(entry["agent"]), int(entry.get("trial") or 0))
 
 
 def plan(config: RunConfig) -> list[Episode]:

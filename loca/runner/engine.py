@@ -18,15 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from loca.core.world import write_text_atomic
+from loca.records import Episode, EpisodeRecord, RunSummary
+from loca.records.load import SUMMARY
 from loca.runner.breaker import Breaker, Trip
-from loca.runner.config import Episode, RunConfig, plan
-from loca.runner.records import EpisodeRecord, RunSummary, failure_record, summarize
+from loca.runner.config import RunConfig, plan
+from loca.runner.records import failure_record, summarize
 from loca.runner.rundir import Resume, RunDir
 
-EpisodeFn = Callable[[Episode, Path, RunConfig], dict[str, Any]]
+EpisodeFn = Callable[[Episode, Path, RunConfig], EpisodeRecord]
 Executor = Literal["local", "ray"]
 Stop = Callable[[], bool]
 
@@ -71,23 +73,25 @@ def execute(config: RunConfig, out: Path, run_episode: EpisodeFn, processes: int
             breaker.observe(record)
         results = {e.episode_id: r for e in planned if (r := run.finished(e)) is not None}
         summary = summarize(planned, results)
-        write_text_atomic(run.root / "summary.json", summary.model_dump_json(indent=1) + "\n")
+        write_text_atomic(run.root / SUMMARY, summary.model_dump_json(indent=1) + "\n")
     return RunOutcome(summary, schedule.resume, breaker.tripped)
 
 
-def _record(episode: Episode, raw: dict[str, Any], attempt: int) -> EpisodeRecord:
-    """The typed record of what an episode function returned; one that cannot be stored (not
-    JSON, or missing what every record has) is a bug, recorded as `harness_error`."""
+def _record(episode: Episode, returned: Any, attempt: int) -> EpisodeRecord:
+    """What an episode function returned, numbered as the `attempt`; anything but a record that
+    can be stored as JSON is a bug, recorded as `harness_error`."""
     try:
-        json.dumps(raw)
-        record = EpisodeRecord.model_validate(raw)
-    except (TypeError, ValueError, ValidationError) as exc:
-        record = EpisodeRecord.model_validate(failure_record(episode, "harness_error", exc))
+        if not isinstance(returned, EpisodeRecord):
+            raise TypeError(f"the episode function returned a {type(returned).__name__}, not an EpisodeRecord")
+        json.dumps(returned.to_dict())
+        record = returned
+    except (TypeError, ValueError, PydanticSerializationError) as exc:
+        record = failure_record(episode, "harness_error", exc)
     return record.model_copy(update={"attempt": attempt})
 
 
 def _results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: EpisodeFn,
-             processes: int, stop: Stop) -> Iterator[tuple[Episode, dict[str, Any]]]:
+             processes: int, stop: Stop) -> Iterator[tuple[Episode, EpisodeRecord]]:
     """(episode, record) as episodes finish; an episode function that raises gives a
     `harness_error` record. No episode starts once `stop()` holds; those running finish.
     Cancellation and a lost worker process stop the run (resumable)."""
@@ -102,7 +106,7 @@ def _results(todo: list[Episode], run: RunDir, config: RunConfig, run_episode: E
         return
     share = config.model_copy(update={"rate_limits": config.rate_limits.split(processes)})
     waiting = iter(todo)
-    running: dict[Future[dict[str, Any]], Episode] = {}
+    running: dict[Future[EpisodeRecord], Episode] = {}
     pool = ProcessPoolExecutor(max_workers=processes)
     try:
         while True:

@@ -1,19 +1,14 @@
-"""The records of a run: one per finished episode (what `result.json` and each line of
-`episodes.jsonl` hold) and the summary of them all (`summary.json`).
-
-An episode record is typed in the fields the runner reads and keeps every other field as it came
-(metrics, checks, params...), so records written by older versions still load."""
+"""What the runner makes of episodes: the record of one that failed outside the agent loop, and
+the summary of a run (the models themselves are `loca.records`)."""
 
 from __future__ import annotations
 
 import traceback
 from collections import Counter
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from loca.core.lengths import label
-from loca.runner.config import Episode
+from loca.core.outcome import EpisodeError
+from loca.records import Episode, EpisodeRecord, RunSummary, Tally
 from scaffolds.result import PROVIDER_STATES
 
 RETRIED_STATES = frozenset({"llm_error", "harness_error", *PROVIDER_STATES})
@@ -21,90 +16,14 @@ RETRIED_STATES = frozenset({"llm_error", "harness_error", *PROVIDER_STATES})
 not the agent."""
 
 
-class RecordError(BaseModel):
-    """Why an episode failed outside the agent: the exception, and for a model call the kind
-    of failure (`scaffolds.clients.base.FaultKind`), its status and every attempt."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    class_: str = Field(alias="class")
-    message: str
-    details: dict[str, Any] | None = None
-
-    @property
-    def kind(self) -> str | None:
-        kind = (self.details or {}).get("kind")
-        return kind if isinstance(kind, str) else None
-
-
-class EpisodeRecord(BaseModel):
-    """One finished episode."""
-
-    model_config = ConfigDict(extra="allow")
-
-    episode_id: str
-    task: str
-    length: str
-    target_tokens: int
-    seed: int
-    agent: str
-    trial: int = 0
-    attempt: int = 1
-    """How many times the episode ran to a record (a rerun retries errored episodes)."""
-    terminal_state: str
-    success: bool
-    env_description_tokens: int | None = None
-    checks: list[dict[str, Any]] = Field(default_factory=list)
-    error: RecordError | None = None
-
-    @property
-    def error_kind(self) -> str | None:
-        """What a failed model call ran into (`connection_refused`, `auth`...), if that ended it."""
-        return self.error.kind if self.error else None
-
-    def failed_checks(self) -> list[str]:
-        return [str(c.get("name")) for c in self.checks if not c.get("passed")]
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
-
-
-def failure_record(episode: Episode, terminal_state: str, exc: BaseException) -> dict[str, Any]:
+def failure_record(episode: Episode, terminal_state: str, exc: BaseException) -> EpisodeRecord:
     """The record of an episode that ended by an exception outside the agent loop: ungraded,
     scoring 0, with the error (class, message, traceback) for diagnosis."""
-    return {**episode.to_dict(), "terminal_state": terminal_state, "graded": False,
-            "success": False, "reward": 0.0, "checks": [], "metrics": None,
-            "error": {"class": type(exc).__name__, "message": str(exc),
-                      "traceback": "".join(traceback.format_exception(exc))}}
-
-
-class Tally(BaseModel):
-    """Planned episodes of a group, how many finished and passed; accuracy over the planned."""
-
-    episodes: int = 0
-    finished: int = 0
-    passed: int = 0
-    accuracy: float = 0.0
-
-
-class RunSummary(BaseModel):
-    """Every planned episode of the run directory (those of earlier, smaller plans included);
-    anything but success scores 0, an episode that has not finished too."""
-
-    episodes: int
-    finished: int
-    passed: int
-    accuracy: float
-    by_length: dict[str, Tally]
-    by_task: dict[str, Tally]
-    by_task_length: dict[str, dict[str, Tally]]
-    """Task -> length -> tally, tasks and lengths in plan order."""
-    by_terminal_state: dict[str, int]
-    not_passed: dict[str, int] = Field(default_factory=dict)
-    """Terminal states of the finished episodes that did not pass."""
-    by_error_kind: dict[str, int] = Field(default_factory=dict)
-    """Of the episodes a failed model call ended: what it ran into."""
-    max_length_deviation: float
+    error = EpisodeError.model_validate({"class": type(exc).__name__, "message": str(exc),
+                                         "traceback": "".join(traceback.format_exception(exc))})
+    return EpisodeRecord.model_validate({**episode.to_dict(), "terminal_state": terminal_state,
+                                         "graded": False, "success": False, "reward": 0.0,
+                                         "error": error})
 
 
 def summarize(planned: list[Episode], results: dict[str, EpisodeRecord]) -> RunSummary:

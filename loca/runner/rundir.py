@@ -25,8 +25,20 @@ from loca import __version__
 from loca.core.dirlock import hold
 from loca.core.errors import BadInput
 from loca.core.world import write_text_atomic
-from loca.runner.config import Episode, RunConfig, plan
-from loca.runner.records import RETRIED_STATES, EpisodeRecord
+from loca.records import SCHEMA_VERSION, Episode, EpisodeRecord, RunManifest
+from loca.records.load import (
+    EPISODES,
+    MANIFEST,
+    RESULT,
+    RUN_JSON,
+    RunFileError,
+    read_manifest,
+    read_records,
+    read_result,
+    read_run_json,
+)
+from loca.runner.config import RunConfig, plan
+from loca.runner.records import RETRIED_STATES
 from mock_servers.sandbox import recorded_mode
 
 SHOWN_CHARS = 40
@@ -79,7 +91,7 @@ class RunDir:
         return self.root / "episodes" / episode.episode_id
 
     def result_path(self, episode: Episode) -> Path:
-        return self.episode_dir(episode) / "result.json"
+        return self.episode_dir(episode) / RESULT
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -92,15 +104,15 @@ class RunDir:
         the episodes of `config`'s plan it lacks. Returns the run's whole plan and whether the
         run is new. `run.json` lists the sandbox mode of this process among those the run's
         code ran in (null where code could not run)."""
-        run_json = self.root / "run.json"
+        run_json = self.root / RUN_JSON
         mode = recorded_mode()
         wanted = plan(config)
         if not run_json.exists():
             self._write_manifest(wanted)
-            self._write_run_json({"config": config.model_dump(mode="json"), "config_hash": config.digest(),
-                                  "loca_version": __version__, "sandbox": [mode]})
+            self._write_run_json(RunManifest(config=config.model_dump(mode="json"), config_hash=config.digest(),
+                                             loca_version=__version__, sandbox=[mode]))
             return wanted, True
-        stored_json = json.loads(run_json.read_text(encoding="utf-8"))
+        stored_json = self._read_run_json()
         stored = self._stored_config(stored_json)
         differences = settings_differences(stored.settings(), config.settings())
         if differences:
@@ -112,40 +124,42 @@ class RunDir:
             planned += added
             self._write_manifest(planned)
         grown = stored.grown(config)
-        sandbox = list(stored_json.get("sandbox") or [])
-        updated = {**stored_json, "config": grown.model_dump(mode="json"), "config_hash": grown.digest(),
-                   "sandbox": sandbox if mode in sandbox else [*sandbox, mode]}
+        sandbox = stored_json.sandbox
+        updated = stored_json.model_copy(update={
+            "schema_version": SCHEMA_VERSION, "config": grown.model_dump(mode="json"), "config_hash": grown.digest(),
+            "sandbox": sandbox if mode in sandbox else [*sandbox, mode]})
         if updated != stored_json:
             self._write_run_json(updated)
         return planned, False
 
     def manifest(self) -> list[Episode]:
         """Every episode the run plans, in plan order."""
-        text = (self.root / "manifest.jsonl").read_text(encoding="utf-8")
-        return [Episode.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+        with _readable():
+            return read_manifest(self.root / MANIFEST)
 
-    def _stored_config(self, stored_json: Any) -> RunConfig:
-        config = stored_json.get("config") if isinstance(stored_json, dict) else None
+    def _read_run_json(self) -> RunManifest:
+        with _readable():
+            return read_run_json(self.root / RUN_JSON)
+
+    def _stored_config(self, stored_json: RunManifest) -> RunConfig:
         try:
-            return RunConfig.model_validate(config)
+            return RunConfig.model_validate(stored_json.config)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"])) or "config"
-            raise RunError(f"{self.root / 'run.json'} holds a configuration this version cannot read "
+            raise RunError(f"{self.root / RUN_JSON} holds a configuration this version cannot read "
                            f"({where}: {first['msg']}); use another --out") from None
 
     def _write_manifest(self, episodes: list[Episode]) -> None:
-        write_text_atomic(self.root / "manifest.jsonl",
+        write_text_atomic(self.root / MANIFEST,
                           "".join(json.dumps(e.to_dict()) + "\n" for e in episodes))
 
-    def _write_run_json(self, content: dict[str, Any]) -> None:
-        write_text_atomic(self.root / "run.json", json.dumps(content, indent=1) + "\n")
+    def _write_run_json(self, content: RunManifest) -> None:
+        write_text_atomic(self.root / RUN_JSON, json.dumps(content.model_dump(mode="json"), indent=1) + "\n")
 
     def finished(self, episode: Episode) -> EpisodeRecord | None:
-        path = self.result_path(episode)
-        if not path.is_file():
-            return None
-        return EpisodeRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        with _readable():
+            return read_result(self.result_path(episode))
 
     def store(self, episode: Episode, record: EpisodeRecord) -> None:
         """Write the episode's `result.json` (atomically: its presence means done), then its
@@ -155,7 +169,7 @@ class RunDir:
         self.log(record)
 
     def log(self, record: EpisodeRecord) -> None:
-        with open(self.root / "episodes.jsonl", "a", encoding="utf-8") as fh:
+        with open(self.root / EPISODES, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record.to_dict()) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -163,15 +177,15 @@ class RunDir:
     def logged(self) -> dict[str, EpisodeRecord]:
         """The last line of each episode in `episodes.jsonl`; a last line cut off by a kill is
         dropped (its record is logged again from `result.json`)."""
-        path = self.root / "episodes.jsonl"
+        path = self.root / EPISODES
         if not path.exists():
             return {}
         text = path.read_text(encoding="utf-8")
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]
             write_text_atomic(path, text)
-        records = (EpisodeRecord.model_validate_json(line) for line in text.splitlines() if line.strip())
-        return {record.episode_id: record for record in records}
+        with _readable():
+            return read_records(path)
 
     def schedule(self, planned: list[Episode], asked: list[Episode], fresh: bool,
                  retry_errors: bool) -> Schedule:
@@ -196,6 +210,15 @@ class RunDir:
         attempts = {e.episode_id: last.attempt + 1 if (last := logged.get(e.episode_id)) else 1
                     for e in todo}
         return Schedule(todo, Resume(fresh, done_count, retry, len(todo) - retry), attempts)
+
+
+@contextmanager
+def _readable() -> Iterator[None]:
+    """A run file this version cannot read is a run that cannot go on in that directory."""
+    try:
+        yield
+    except RunFileError as exc:
+        raise RunError(f"{exc}; use another --out") from None
 
 
 def settings_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:

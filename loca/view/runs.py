@@ -1,5 +1,5 @@
 """The run directories `loca view` serves: their planned episodes as filterable, paged rows, and
-one episode's summary and timeline pages. Runs are read by `loca.report.load` and read again
+one episode's summary and timeline pages. Runs are read by `loca.records` and read again
 when one of their files changes, so a run still in progress shows its new episodes."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from loca.core.lengths import label
-from loca.report.load import Run, load_run
+from loca.records import Episode, EpisodeRecord, StoredRun, load_run
+from loca.records.load import EPISODES, MANIFEST, RUN_JSON
 from loca.view.timeline import Timeline, folded, read_timeline, whole
 
 FILTERS = ("task", "length", "agent", "strategy", "terminal_state", "passed")
@@ -19,7 +20,7 @@ PAGE = 100
 """Rows or entries in a page unless asked otherwise."""
 PAGE_MAX = 500
 UNFINISHED = "not finished"
-RUN_FILES = ("run.json", "manifest.jsonl", "episodes.jsonl")
+RUN_FILES = (RUN_JSON, MANIFEST, EPISODES)
 
 
 class NotFound(LookupError):
@@ -27,39 +28,41 @@ class NotFound(LookupError):
 
 
 @dataclass(frozen=True)
-class Episode:
+class Listed:
+    """One planned episode of a served run, and its record (None while it has not finished)."""
+
     key: str
     """`<run number>:<episode id>`: unique over the runs served."""
-    run: Run
-    planned: dict[str, Any]
-    record: dict[str, Any] | None
+    run: StoredRun
+    episode: Episode
+    record: EpisodeRecord | None
 
     def row(self) -> dict[str, Any]:
         """What the episode table shows of it."""
-        r, p = self.record or {}, self.planned
-        metrics = _mapping(r.get("metrics"))
-        firings = _mapping(metrics.get("strategy_firings"))
-        checks: list[Any] = r["checks"] if isinstance(r.get("checks"), list) else []
+        r, e = self.record, self.episode
+        metrics = r.metrics if r else None
         return {
-            "key": self.key, "run": self.run.root.name, "episode_id": p["episode_id"], "task": p["task"],
-            "length": label(p["target_tokens"]), "target_tokens": p["target_tokens"], "seed": p["seed"],
-            "agent": str(r.get("agent") or p.get("agent") or self.run.config.get("agent", "?")),
-            "strategy": str(r.get("strategy") or p.get("strategy") or self.run.config.get("strategy", "react")),
-            "terminal_state": str(r.get("terminal_state") or UNFINISHED) if self.record else UNFINISHED,
-            "passed": "yes" if r.get("success") is True else "no" if self.record else UNFINISHED,
-            "reward": r.get("reward"), "turns": metrics.get("turns"), "tool_calls": metrics.get("tool_calls"),
-            "peak_request_tokens": metrics.get("peak_request_tokens"),
-            "trajectory_tokens": metrics.get("trajectory_tokens"),
-            "firings": sum(int(v) for v in firings.values() if isinstance(v, int)),
-            "failed_checks": [str(c.get("name")) for c in checks if isinstance(c, dict) and not c.get("passed")],
+            "key": self.key, "run": self.run.root.name, "episode_id": e.episode_id, "task": e.task,
+            "length": label(e.length), "target_tokens": e.length, "seed": e.seed,
+            "agent": r.agent if r else e.agent,
+            "strategy": (r.strategy if r else None) or e.strategy or self.run.settings.strategy,
+            "terminal_state": r.terminal_state if r else UNFINISHED,
+            "passed": UNFINISHED if r is None else "yes" if r.success else "no",
+            "reward": r.reward if r else None,
+            "turns": metrics.turns if metrics else None,
+            "tool_calls": metrics.tool_calls if metrics else None,
+            "peak_request_tokens": metrics.peak_request_tokens if metrics else None,
+            "trajectory_tokens": metrics.trajectory_tokens if metrics else None,
+            "firings": sum(metrics.strategy_firings.values()) if metrics else 0,
+            "failed_checks": r.failed_checks() if r else [],
         }
 
     def trajectory(self) -> Path:
         """The episode's ledger file, inside its run directory."""
         root = self.run.root.resolve()
-        named = (self.record or {}).get("trajectory")
-        path = (root / named if isinstance(named, str) else
-                root / "episodes" / self.planned["episode_id"] / "trajectory.jsonl").resolve()
+        named = self.record.trajectory if self.record else None
+        path = (root / named if named is not None else
+                root / "episodes" / self.episode.episode_id / "trajectory.jsonl").resolve()
         if not path.is_relative_to(root) or not path.is_file():
             raise NotFound(f"episode {self.key} has no trajectory file yet")
         return path
@@ -69,10 +72,6 @@ class Episode:
             return read_timeline(self.trajectory())
         except OSError as exc:
             raise NotFound(f"episode {self.key}: its trajectory cannot be read ({exc.strerror})") from None
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _page(query: Mapping[str, str]) -> tuple[int, int]:
@@ -91,7 +90,7 @@ class Catalog:
     def __init__(self, roots: list[Path]) -> None:
         self.roots = list(dict.fromkeys(Path(r) for r in roots))
         self._stamp: tuple[Any, ...] = ()
-        self._episodes: dict[str, Episode] = {}
+        self._episodes: dict[str, Listed] = {}
         self.episodes()  # a directory that is not a run fails here, at start-up
 
     def _stamps(self) -> tuple[Any, ...]:
@@ -105,19 +104,19 @@ class Catalog:
                     stamps.append(None)
         return tuple(stamps)
 
-    def episodes(self) -> dict[str, Episode]:
+    def episodes(self) -> dict[str, Listed]:
         stamp = self._stamps()
         if stamp != self._stamp:
             episodes = {}
             for n, root in enumerate(self.roots):
                 run = load_run(root)
                 for planned in run.planned:
-                    key = f"{n}:{planned['episode_id']}"
-                    episodes[key] = Episode(key, run, planned, run.records.get(planned["episode_id"]))
+                    key = f"{n}:{planned.episode_id}"
+                    episodes[key] = Listed(key, run, planned, run.record(planned))
             self._episodes, self._stamp = episodes, stamp
         return self._episodes
 
-    def episode(self, key: str) -> Episode:
+    def episode(self, key: str) -> Listed:
         found = self.episodes().get(key)
         if found is None:
             raise NotFound(f"no episode {key!r} in the runs served")
@@ -137,7 +136,7 @@ class Catalog:
     def summary(self, key: str) -> dict[str, Any]:
         """One episode: its row, checks, metrics, ledger header and context series; no entries."""
         episode = self.episode(key)
-        record = episode.record or {}
+        record = episode.record
         timeline: Timeline | None = None
         try:
             timeline = episode.timeline()
@@ -145,10 +144,12 @@ class Catalog:
         except NotFound as exc:
             problems = [str(exc)]
         verdict = timeline.verdict if timeline else None
-        checks = record.get("checks") if isinstance(record.get("checks"), list) else (verdict or {}).get("checks")
+        checks = [c.model_dump() for c in record.checks] if record else (verdict or {}).get("checks")
         header = timeline.header if timeline else {}
-        return {"row": episode.row(), "checks": checks or [], "metrics": record.get("metrics"),
-                "error": record.get("error"), "world_dir": record.get("world_dir"),
+        return {"row": episode.row(), "checks": checks or [],
+                "metrics": record.metrics.model_dump(mode="json") if record and record.metrics else None,
+                "error": record.error.model_dump(mode="json", by_alias=True) if record and record.error else None,
+                "world_dir": record.world_dir if record else None,
                 "header": {k: header.get(k) for k in ("format", "config", "prompts", "env", "client") if k in header},
                 "tools": timeline.tools if timeline else {}, "series": timeline.series if timeline else [],
                 "terminal": timeline.terminal if timeline else None,

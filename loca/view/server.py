@@ -19,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from loca.core.errors import BadInput
-from loca.report.load import ReportError
+from loca.records import RunFileError
 from loca.view.runs import Catalog, NotFound
 
 STATIC = Path(__file__).parent / "static"
@@ -70,7 +70,7 @@ def _json(handler: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Re
             return JSONResponse(handler(request))
         except NotFound as exc:
             return JSONResponse({"error": str(exc)}, status_code=404)
-        except ReportError as exc:
+        except RunFileError as exc:
             return JSONResponse({"error": str(exc)}, status_code=422)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)

@@ -45,6 +45,7 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 from sqlmodel import Session
 
+from loca.core.outcome import ToolOutcome
 from loca.core.world import World
 from mock_servers.core import sql
 from mock_servers.core.db import Database
@@ -116,14 +117,6 @@ class ToolDef:
     guarded: bool = False  # refuses every change when its server's config says `read_only`
     raw_text: frozenset[str] = frozenset()  # parameters that may carry control characters
     own_deadline: bool = False  # bounds its own time (a subprocess with its own timeout)
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """One call's result as the gym sees it."""
-
-    text: str
-    is_error: bool
 
 
 class Toolbox:

@@ -1,4 +1,4 @@
-"""What every tool call returns to the loop, and the shape of a harness tool."""
+"""The shape of a harness tool (what every tool call returns is `loca.core.outcome.ToolOutcome`)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """One executed call: the text the model sees and what the env said about it."""
-
-    text: str
-    is_error: bool = False
-    structured: Any = None
-    server: str | None = None
-    terminated: bool = False
-    reward: float = 0.0
-    verdict: Any = None
-
+from loca.core.outcome import ToolOutcome
 
 Handler = Callable[[str, Mapping[str, Any], int], Awaitable[ToolOutcome]]
 """(call id, arguments, turn) -> outcome."""

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from envs.core.errors import EnvSetupError, ToolInfraError
+from loca.core.outcome import ToolOutcome
 from scaffolds.accounting import message_tokens
 from scaffolds.config import AgentConfig
-from scaffolds.harness.base import HarnessTool, ToolOutcome
+from scaffolds.harness.base import HarnessTool
 from scaffolds.harness.memory_tools import MEMORY_DIR, memory_tools
 from scaffolds.harness.ptc import code_execution_tool
 from scaffolds.ledger import Ledger
@@ -88,7 +89,7 @@ class ToolHub:
                                      f"{self.limits.tool_timeout_s} s") from exc
             raise
         return ToolOutcome(obs if isinstance(obs, str) else str(obs),
-                           is_error=bool(info.get("is_error")), structured=info.get("structured"),
+                           is_error=bool(info.get("is_error")),
                            server=info.get("server"), terminated=bool(terminated),
                            reward=float(reward),
                            verdict=info.get("verdict") if terminated else None)
@@ -107,7 +108,7 @@ class ToolHub:
         outcome = await self.call(call_id, name, arguments, turn, parent)
         latency = time.monotonic() - started
         message = tool_message(call_id, name, outcome.text, is_error=outcome.is_error,
-                               structured=outcome.structured, parent_call_id=parent)
+                               parent_call_id=parent)
         tokens = await count_tokens(message)
         ledger = self._ledger()
         ledger.record("tool_exec", {

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from scaffolds.harness.base import HarnessTool, ToolOutcome, error_text, integer, params, string
+from loca.core.outcome import ToolOutcome
+from scaffolds.harness.base import HarnessTool, error_text, integer, params, string
 from scaffolds.harness.memory import FILE_BYTES, SUFFIXES, FileMemory, MemoryFailure
 
 SERVER = "memory"

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loca.core.outcome import ToolOutcome
 from loca.core.world import World, WorldError
 from mock_servers.sandbox import (
     CONFIG_MODE,
@@ -34,7 +35,7 @@ from mock_servers.sandbox import (
     open_execution,
 )
 from scaffolds.context.config import PtcConfig
-from scaffolds.harness.base import HarnessTool, ToolOutcome, error_text, integer, params, string
+from scaffolds.harness.base import HarnessTool, error_text, integer, params, string
 from scaffolds.prompts import get_prompt
 
 if TYPE_CHECKING:
@@ -246,7 +247,7 @@ class _Run:
         outcome = await self.hub.nested(self.call_id, call_id, name, arguments, self.turn)
         self.calls[-1]["is_error"] = outcome.is_error
         answer: dict[str, Any] = {"text": outcome.text, "is_error": outcome.is_error,
-                                  "data": _data(outcome.structured, outcome.text)}
+                                  "data": _data(outcome.text)}
         if outcome.is_error:
             match = _ERROR.match(outcome.text)
             answer["code"] = match.group(1) if match else "ERROR"
@@ -271,10 +272,8 @@ class _Run:
                 "duration_s": round(ex.elapsed, 3), "timed_out": timed_out}
 
 
-def _data(structured: Any, text: str) -> Any:
-    """The structured JSON of a result: the tool's own, else its text when that is JSON."""
-    if structured is not None:
-        return structured
+def _data(text: str) -> Any:
+    """The JSON of a result's text, None when it is not JSON."""
     if text[:1] in ("{", "["):
         try:
             return json.loads(text)

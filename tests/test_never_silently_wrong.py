@@ -72,6 +72,12 @@ FIXED = [  # each of these was answered silently: empty, everything, or a guess
           "sku 'BOOT-1,,TEE-1' must be a SKU or comma-separated SKUs"),
     _case("woocommerce", "woo_coupons_update", {"couponId": 1, "couponData": {"date_expires": "2025-W20"}},
           "couponData.date_expires '2025-W20' is not an ISO 8601 date or date-time"),
+    _case("woocommerce", "woo_products_list", {"category": "\u0663"}, "category '\u0663' must be an id or"),
+    _case("woocommerce", "woo_products_list", {"minPrice": "\u0669\u0660"}, "minPrice '\u0669\u0660' is not a decimal"),
+    _case("woocommerce", "woo_products_update", {"productId": 1, "productData": {"regular_price": "1_000"}},
+          "productData.regular_price '1_000' is not a decimal amount"),
+    _case("canvas", "canvas_submit_grade", {"course_id": 1, "assignment_id": 1, "user_id": 1, "grade": "\u0669\u0660"},
+          "grade '\u0669\u0660' not understood"),
     _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G2", "data": [["3/15/2025"]]},
           "[0][0] '3/15/2025' would be a date or time in Sheets, and this server takes dates only as YYYY-MM-DD"),
     _case("google_sheet", "append_rows", {"sheet": "Stock", "data": [["x", "10:30 AM"]]},
@@ -99,7 +105,7 @@ ALREADY_RIGHT = [  # the same rule, held before
     _case("woocommerce", "woo_reports_sales", {"dateMin": "2025-03-01", "dateMax": "2025-01-01"},
           "dateMin 2025-03-01 is after dateMax 2025-01-01"),
     _case("woocommerce", "woo_products_update", {"productId": 1, "productData": {"regular_price": "NaN"}},
-          "productData.regular_price 'NaN' must be a finite amount"),
+          "productData.regular_price 'NaN' is not a decimal amount"),
     _case("calendar", "list_events", {**CAL_WINDOW, "timeMin": "2025-09-01 10:37:00 UTC"},
           "timeMin '2025-09-01 10:37:00 UTC' is not an RFC 3339 date-time"),
     _case("calendar", "list_events", {**CAL_WINDOW, "timeMax": ""}, "timeMax '' is not an RFC 3339 date-time"),
@@ -282,8 +288,10 @@ def test_what_a_tool_can_answer_is_computed(worlds: Worlds, server: str, tool: s
 
 
 def test_digits_of_other_scripts_stay_text(worlds: Worlds) -> None:
-    """USER_ENTERED reads ASCII digits only: "٣" (Arabic-Indic three) is text, not the number 3."""
+    """USER_ENTERED and formulas read ASCII digits only: "٣" (Arabic-Indic three) is text, not
+    the number 3, and a formula adding to it is #VALUE!."""
     call = worlds.caller("google_sheet")
-    assert not call("update_cells", {"sheet": "Stock", "range": "H2:I2", "data": [["٣", "3"]]})[1]
-    text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "H2:I2"})
-    assert not is_error and '"values":[["٣",3]]' in text, text
+    written = call("update_cells", {"sheet": "Stock", "range": "H2:K2", "data": [["٣", "3", "=H2+1", "=I2+1"]]})
+    assert not written[1], written[0]
+    text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "H2:K2"})
+    assert not is_error and '"values":[["٣",3,"#VALUE!",4]]' in text, text

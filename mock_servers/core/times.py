@@ -30,8 +30,8 @@ def optional_instant(value: str | datetime | None) -> str | None:
 # (minutes, optional seconds and fraction) with an optional Z or +HH:MM offset. Week and ordinal
 # dates, the basic form (20250115) and zone names or suffixes such as "UTC" are not among them.
 _CALENDAR_DATE_TIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?")
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?", re.ASCII)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
 def calendar_date_time(value: str) -> datetime:

@@ -51,11 +51,16 @@ def money(value: Decimal | str | int) -> str:
     return str(Decimal(value).quantize(CENT, ROUND_HALF_UP))
 
 
+_DECIMAL_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+
+
 def parse_money(field: str, value: str | None, *, allow_empty: bool = True) -> Decimal | None:
-    """A non-negative amount from text ("19.9", "20"); "" or None is no amount."""
+    """A non-negative amount from text in ASCII digits ("19.9", "20"); "" or None is no amount."""
     if value is None or (allow_empty and value.strip() == ""):
         return None
     try:
+        if not _DECIMAL_TEXT.fullmatch(value.strip()):
+            raise InvalidOperation
         amount = Decimal(value.strip())
     except InvalidOperation:
         raise invalid(f"{field} '{value}' is not a decimal amount", hint='e.g. "19.99"') from None

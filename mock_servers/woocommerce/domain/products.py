@@ -150,7 +150,7 @@ ORDERBY = {
 def ids_param(field: str, text: str) -> list[int]:
     """Ids from "12" or "12,15"."""
     parts = [t.strip() for t in text.split(",")]
-    if not parts or not all(t.isdigit() and len(t) < 19 for t in parts):
+    if not parts or not all(t.isascii() and t.isdigit() and len(t) < 19 for t in parts):
         raise invalid(f"{field} '{text}' must be an id or comma-separated ids, e.g. 12 or 12,15")
     return [int(t) for t in parts]
 

@@ -117,7 +117,8 @@ def list_events(
         "nextPageToken of the previous call with the same timeMin, timeMax, orderBy and q"))]
     = None,
     q: Annotated[str | None, Field(max_length=1024, description=(
-        "Free text that summary, description or location must contain (case-insensitive)"))]
+        "Free text: every word must appear (case-insensitive) in the summary, description, location, "
+        "organizer or an attendee (name or e-mail)"))]
     = None,
 ) -> dict[str, Any]:
     """List the events overlapping [timeMin, timeMax) (an event's end after timeMin and its

@@ -169,6 +169,8 @@ ALREADY_RIGHT = [  # the same rule, held before
 COMPUTED = [  # a value the tool can represent is computed, not refused or left null
     pytest.param("woocommerce", "woo_products_list", {"sku": "BOOT-1,TEE-1"}, ['"sku":"BOOT-1"', '"sku":"TEE-1"'],
                  id="woo-sku-list"),
+    pytest.param("woocommerce", "woo_products_list", {"search": "shirt T"}, ['"name":"T-Shirt"', '"total":1'],
+                 id="woo-search-words-in-any-order"),
     pytest.param("woocommerce", "woo_orders_list", {"dateAfter": "2025-03-14T17:29:00+05:30"},
                  ['"date_created_gmt":"2025-03-14T12:00:00"', '"total":1'], id="woo-offset"),
     pytest.param("woocommerce", "woo_orders_list", {"dateAfter": "2025-03-14 07:59"},

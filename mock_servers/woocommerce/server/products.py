@@ -86,7 +86,9 @@ ProductData = Annotated[ProductWrite, Field(description="Product fields to set")
 @paged
 def woo_products_list(
         call: Call, perPage: PerPage = 10, page: Page = 1,
-        search: Annotated[Short | None, Field(description="Text in the name, SKU or description")] = None,
+        search: Annotated[Short | None, Field(description=(
+            'Words (or "quoted phrases") that must all appear in the name, SKU, description or short '
+            "description"))] = None,
         status: Annotated[Literal["any", "publish", "draft", "private", "pending", "trash"], Field(
             description="Status (default any: every status but trash)")] = "any",
         category: Annotated[str | None, Field(max_length=200, description="Category id, or ids like 12,15")] = None,

@@ -175,6 +175,8 @@ COMPUTED = [  # a value the tool can represent is computed, not refused or left 
                  ['"date_created_gmt":"2025-03-14T12:00:00"', '"total":1'], id="woo-offset"),
     pytest.param("woocommerce", "woo_orders_list", {"dateAfter": "2025-03-14 07:59"},
                  ['"date_created":"2025-03-14T08:00:00"', '"total":1'], id="woo-site-time-to-the-minute"),
+    pytest.param("canvas_admin", "canvas_list_account_users", {"account_id": 1, "search_term": "5"},
+                 ['"login_id":"adam"', '"total":1'], id="canvas-search-by-full-user-id"),
     pytest.param("calendar", "list_events", {**CAL_WINDOW, "q": "reading SR"}, ['"summary":"SR reading group"'],
                  id="calendar-q-words-in-any-order"),
     pytest.param("calendar", "list_events", {**CAL_WINDOW, "q": "lee@uni.edu"}, ['"summary":"Faculty retreat"'],
@@ -231,13 +233,19 @@ class Worlds:
         sheets, ids = build_sheets(self.make)
         return lambda tool, args: sheets.call(tool, spreadsheet_id=ids["Inventory"], **args)
 
-    def _canvas(self) -> Caller:
+    def _canvas_as(self, login: str) -> Caller:
         world, db = self.make(["canvas"], now=canvas_seed.NOW)
         canvas_seed.seed(db)
         db.dispose()
         harness = ServerHarness(canvas_tools, world)
-        harness.ok_text("canvas_login", login_id="tina", password=canvas_seed.PASSWORDS["tina"])
+        harness.ok_text("canvas_login", login_id=login, password=canvas_seed.PASSWORDS[login])
         return self._plain(harness)
+
+    def _canvas(self) -> Caller:
+        return self._canvas_as("tina")  # a teacher
+
+    def _canvas_admin(self) -> Caller:
+        return self._canvas_as("adam")  # an account administrator
 
     def _excel(self) -> Caller:
         harness = ServerHarness(excel_tools, self.make(["excel"])[0])

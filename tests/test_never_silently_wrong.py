@@ -84,6 +84,10 @@ FIXED = [  # each of these was answered silently: empty, everything, or a guess
           "[0][1] '10:30 AM' would be a date or time in Sheets"),
     _case("google_sheet", "batch_update_cells", {"sheet": "Stock", "ranges": {"G3": [["2025-03-15 10:00"]]}},
           "'2025-03-15 10:00' would be a date or time in Sheets"),
+    _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G4", "data": [['=QUERY(A1:C5,"select A")']]},
+          "[0][0] =QUERY(A1:C5,\"select A\") calls QUERY, which this server does not compute; it computes ABS,"),
+    _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G5", "data": [["=SUMPRODUCT(C2:C4,D2:D4)+1"]]},
+          "calls SUMPRODUCT, which this server does not compute"),
     _case("excel", "create_pivot_table", {**PENDING, "data_range": "A1:D6", "rows": ["region"], "values": ["units"],
                                           "agg_func": "sum"},
           "'units' in row 3 of data_range is a formula with no calculated value"),
@@ -309,3 +313,10 @@ def test_digits_of_other_scripts_stay_text(worlds: Worlds) -> None:
     assert not written[1], written[0]
     text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "H2:K2"})
     assert not is_error and '"values":[["٣",3,"#VALUE!",4]]' in text, text
+
+
+def test_a_name_no_spreadsheet_defines_is_name_error_as_in_sheets(worlds: Worlds) -> None:
+    call = worlds.caller("google_sheet")
+    assert not call("update_cells", {"sheet": "Stock", "range": "L2", "data": [["=NOPE(1)"]]})[1]
+    text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "L2"})
+    assert not is_error and '"values":[["#NAME?"]]' in text, text

@@ -37,9 +37,11 @@ def update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, r
     """Write rows of values into a range, starting at its top-left cell, as typed in the
     Sheets UI (USER_ENTERED: "12" becomes a number, "TRUE" a boolean, "2025-01-15" a date,
     "=SUM(A1:A3)" a formula, "'12" the text 12; other date and time forms such as 3/15/2025 or
-    10:30 are INVALID_ARGUMENT). Data with more rows or columns than a closed
-    range is INVALID_ARGUMENT; open ranges (A2:C, B:B) take any number of rows. The grid grows
-    to fit. Formulas depending on the cells are recalculated."""
+    10:30 are INVALID_ARGUMENT, and so is a formula calling a Sheets function this server does
+    not compute, such as QUERY or FILTER, while an unknown name is #NAME? as in Sheets). Data
+    with more rows or columns than a closed range is INVALID_ARGUMENT; open ranges (A2:C, B:B)
+    take any number of rows. The grid grows to fit. Formulas depending on the cells are
+    recalculated."""
     book, found = target(call, spreadsheet_id, sheet)
     box = domain.write_box(found, domain.ref_of(found, range), data)
     found, cells = domain.write(call.session, found, box, data)

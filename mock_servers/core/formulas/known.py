@@ -1,0 +1,44 @@
+"""Names spreadsheet programs define as functions, whether or not this engine computes them: a
+formula calling one this engine lacks cannot be computed faithfully (the program would give a
+value, not #NAME?), while a name no program defines is #NAME? as it would be there."""
+
+from __future__ import annotations
+
+from openpyxl.utils.formulas import FORMULAE  # Excel's classic function list
+
+from mock_servers.core.formulas import functions
+from mock_servers.core.formulas.parser import FormulaSyntaxError, functions_called, parse
+
+# Excel functions newer than openpyxl's list.
+EXCEL_MODERN = frozenset({
+    "CONCAT", "FILTER", "IFS", "LAMBDA", "LET", "MAXIFS", "MINIFS", "RANDARRAY", "SEQUENCE",
+    "SORT", "SORTBY", "SWITCH", "TEXTJOIN", "TEXTSPLIT", "UNIQUE", "XLOOKUP", "XMATCH",
+})
+
+# Functions of Google Sheets that Excel does not have.
+SHEETS_ONLY = frozenset({
+    "ARRAYFORMULA", "ARRAY_CONSTRAIN", "BYCOL", "BYROW", "CHOOSECOLS", "CHOOSEROWS", "CONTINUE",
+    "COUNTUNIQUE", "COUNTUNIQUEIFS", "DETECTLANGUAGE", "EPOCHTODATE", "FLATTEN", "GOOGLEFINANCE",
+    "GOOGLETRANSLATE", "HSTACK", "IMAGE", "IMPORTDATA", "IMPORTFEED", "IMPORTHTML", "IMPORTRANGE",
+    "IMPORTXML", "ISBETWEEN", "ISEMAIL", "ISURL", "JOIN", "MAKEARRAY", "MAP", "QUERY", "REDUCE",
+    "REGEXEXTRACT", "REGEXMATCH", "REGEXREPLACE", "SCAN", "SORTN", "SPARKLINE", "SPLIT", "TOCOL",
+    "TOROW", "TO_DATE", "TO_DOLLARS", "TO_PERCENT", "TO_PURE_NUMBER", "TO_TEXT", "VSTACK", "WRAPCOLS",
+    "WRAPROWS", "XOR",
+})
+
+SPREADSHEET_FUNCTIONS = frozenset(FORMULAE) | EXCEL_MODERN | SHEETS_ONLY
+
+
+def uncomputed(formula: str) -> list[str]:
+    """The spreadsheet functions `formula` calls that this engine does not compute, sorted;
+    empty when it computes them all, or when the formula does not parse (its own error shows)."""
+    try:
+        called = functions_called(parse(formula))
+    except FormulaSyntaxError:
+        return []
+    return sorted(name for name in called if name not in functions.TABLE and name in SPREADSHEET_FUNCTIONS)
+
+
+def computed() -> list[str]:
+    """The functions this engine computes, sorted."""
+    return sorted(functions.TABLE)

@@ -4,9 +4,12 @@ value, not #NAME?), while a name no program defines is #NAME? as it would be the
 
 from __future__ import annotations
 
+import re
+
 from openpyxl.utils.formulas import FORMULAE  # Excel's classic function list
 
 from mock_servers.core.formulas import functions
+from mock_servers.core.formulas.a1 import Ref
 from mock_servers.core.formulas.parser import FormulaSyntaxError, functions_called, parse
 
 # Excel functions newer than openpyxl's list.
@@ -39,6 +42,24 @@ def uncomputed(formula: str) -> list[str]:
     return sorted(name for name in called if name not in functions.TABLE and name in SPREADSHEET_FUNCTIONS)
 
 
-def computed() -> list[str]:
-    """The functions this engine computes, sorted."""
-    return sorted(functions.TABLE)
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+
+
+def formula_problem(formula: str) -> str | None:
+    """Why this engine cannot compute `formula` as a spreadsheet program would, else None: it
+    holds an array literal ({1,2}), calls a function this engine lacks, or returns a range
+    (spread over neighbouring cells by Sheets; one value per cell here). A formula that does not
+    parse otherwise is no problem here: it is #ERROR!, as in Sheets."""
+    try:
+        node = parse(formula)
+    except FormulaSyntaxError:
+        if "{" in _STRING.sub("", formula):
+            return "holds an array literal {...}, which this server does not compute"
+        return None
+    missing = uncomputed(formula)
+    if missing:
+        return (f"calls {', '.join(missing)}, which this server does not compute; "
+                f"it computes {', '.join(sorted(functions.TABLE))}")
+    if isinstance(node, Ref) and node.bounds[:2] != tuple(node.bounds[2:]):
+        return "returns a range, which Sheets spreads over the cells around it; a formula here gives one value"
+    return None

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from mock_servers.core.formulas import date_serial
-from mock_servers.core.formulas.known import computed, uncomputed
+from mock_servers.core.formulas.known import formula_problem
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import CellValue
@@ -35,7 +35,7 @@ OptionalRange = Annotated[str | None, Field(max_length=300, description=RANGE_TE
 def storable_rows(rows: list[list[CellValue]]) -> list[list[CellValue]]:
     """Rows as given, unless a cell cannot be stored faithfully (a ValueError): a text the Sheets
     UI would read as a date or time this server does not store (it takes dates only as
-    YYYY-MM-DD, and no times), or a formula calling a Sheets function it does not compute."""
+    YYYY-MM-DD, and no times), or a formula it cannot compute as Sheets would."""
     for i, row in enumerate(rows):
         for j, cell in enumerate(row):
             if not isinstance(cell, str):
@@ -44,10 +44,9 @@ def storable_rows(rows: list[list[CellValue]]) -> list[list[CellValue]]:
                 raise ValueError(f"[{i}][{j}] '{cell[:40]}' would be a date or time in Sheets, and this server takes "
                                  "dates only as YYYY-MM-DD (no times); write e.g. 2025-03-15, or "
                                  f"'{cell[:40]} to keep it as text")
-            missing = uncomputed(cell) if cell.startswith("=") else []
-            if missing:
-                raise ValueError(f"[{i}][{j}] {cell[:60]} calls {', '.join(missing)}, which this server does not "
-                                 f"compute; it computes {', '.join(computed())} (or write the value itself)")
+            problem = formula_problem(cell) if cell.startswith("=") and cell.strip() != "=" else None
+            if problem:
+                raise ValueError(f"[{i}][{j}] {cell[:60]} {problem} (or write the value itself)")
     return rows
 
 

@@ -37,8 +37,9 @@ def update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, r
     """Write rows of values into a range, starting at its top-left cell, as typed in the
     Sheets UI (USER_ENTERED: "12" becomes a number, "TRUE" a boolean, "2025-01-15" a date,
     "=SUM(A1:A3)" a formula, "'12" the text 12; other date and time forms such as 3/15/2025 or
-    10:30 are INVALID_ARGUMENT, and so is a formula calling a Sheets function this server does
-    not compute, such as QUERY or FILTER, while an unknown name is #NAME? as in Sheets). Data
+    10:30 are INVALID_ARGUMENT, and so is a formula this server cannot compute as Sheets would:
+    one calling QUERY, FILTER or another Sheets function it lacks, holding an array literal
+    {1,2} or returning a range such as =A1:A3; an unknown name is #NAME? as in Sheets). Data
     with more rows or columns than a closed range is INVALID_ARGUMENT; open ranges (A2:C, B:B)
     take any number of rows. The grid grows to fit. Formulas depending on the cells are
     recalculated."""

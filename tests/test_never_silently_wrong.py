@@ -92,6 +92,8 @@ FIXED = [  # each of these was answered silently: empty, everything, or a guess
           "={1,2} holds an array literal {...}, which this server does not compute"),
     _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G7", "data": [["=C2:C4"]]},
           "=C2:C4 returns a range, which Sheets spreads over the cells around it"),
+    _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G8", "data": [['=TEXT(0.5,"h:mm")']]},
+          "formats with TEXT pattern 'h:mm', which this server does not compute"),
     _case("excel", "create_pivot_table", {**PENDING, "data_range": "A1:D6", "rows": ["region"], "values": ["units"],
                                           "agg_func": "sum"},
           "'units' in row 3 of data_range is a formula with no calculated value"),
@@ -319,8 +321,12 @@ def test_digits_of_other_scripts_stay_text(worlds: Worlds) -> None:
     assert not is_error and '"values":[["٣",3,"#VALUE!",4]]' in text, text
 
 
-def test_a_name_no_spreadsheet_defines_is_name_error_as_in_sheets(worlds: Worlds) -> None:
+def test_formula_errors_stay_where_sheets_shows_them(worlds: Worlds) -> None:
+    """A name no spreadsheet defines is #NAME? as in Sheets; a TEXT pattern read from a cell that
+    this server cannot format is #VALUE!, never a guessed text ("h:12" for h:mm)."""
     call = worlds.caller("google_sheet")
-    assert not call("update_cells", {"sheet": "Stock", "range": "L2", "data": [["=NOPE(1)"]]})[1]
-    text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "L2"})
-    assert not is_error and '"values":[["#NAME?"]]' in text, text
+    row = ["=NOPE(1)", "h:mm", "=TEXT(0.5,M2)"]
+    written = call("update_cells", {"sheet": "Stock", "range": "L2:N2", "data": [row]})
+    assert not written[1], written[0]
+    text, is_error = call("get_sheet_data", {"sheet": "Stock", "range": "L2:N2"})
+    assert not is_error and '"values":[["#NAME?","h:mm","#VALUE!"]]' in text, text

@@ -212,19 +212,6 @@ def _depth(node: Node) -> int:
     return deepest
 
 
-def functions_called(node: Node) -> set[str]:
-    """The names of the functions the tree calls (upper case)."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Func):
-            found.add(item.name)
-        if isinstance(item, (Func, Op)):
-            stack.extend(item.args)
-    return found
-
-
 def references(node: Node) -> list[Ref]:
     """Every reference in the tree."""
     found: list[Ref] = []

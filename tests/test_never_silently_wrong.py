@@ -82,6 +82,8 @@ FIXED = [  # each of these was answered silently: empty, everything, or a guess
           "[0][0] '3/15/2025' would be a date or time in Sheets, and this server takes dates only as YYYY-MM-DD"),
     _case("google_sheet", "append_rows", {"sheet": "Stock", "data": [["x", "10:30 AM"]]},
           "[0][1] '10:30 AM' would be a date or time in Sheets"),
+    _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G3", "data": [["March 15, 2025"]]},
+          "'March 15, 2025' would be a date or time in Sheets"),
     _case("google_sheet", "batch_update_cells", {"sheet": "Stock", "ranges": {"G3": [["2025-03-15 10:00"]]}},
           "'2025-03-15 10:00' would be a date or time in Sheets"),
     _case("google_sheet", "update_cells", {"sheet": "Stock", "range": "G4", "data": [['=QUERY(A1:C5,"select A")']]},

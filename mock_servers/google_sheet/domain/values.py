@@ -23,6 +23,34 @@ _OTHER_DATE = re.compile(
     r"(?:(?P<md>(?P<m>\d{1,2})/(?P<d>\d{1,2})(?:/(?P<y>\d{2}|\d{4}))?)"
     r"|(?P<ymd>(?P<y2>\d{4})[-/](?P<m2>\d{1,2})[-/](?P<d2>\d{1,2})))"
     rf"(?P<clock> (?:{_CLOCK}))?|(?P<time>{_CLOCK})", re.ASCII)
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+                "october", "november", "december")
+_MONTH = r"(?P<name>[A-Za-z]{3,9})\.?"
+# ... and month names: "Jan 5", "January 5, 2025", "5 Jan 2025", "March 2025".
+_NAMED_DATE = re.compile(
+    rf"{_MONTH} (?P<d>\d{{1,2}})(?:,? (?P<y>\d{{4}}))?|(?P<d2>\d{{1,2}}) {_MONTH.replace('name', 'name2')}"
+    r"(?:,? (?P<y2>\d{4}))?|" + _MONTH.replace("name", "name3") + r",? (?P<y3>\d{4})", re.ASCII | re.I)
+
+
+def _month(name: str) -> int | None:
+    """1..12 for a month's name or its first three letters (any case), else None."""
+    low = name.lower()
+    found = [n for n, full in enumerate(_MONTH_NAMES, 1) if low == full or low == full[:3]]
+    return found[0] if found else None
+
+
+def _named_date(text: str) -> bool:
+    found = _NAMED_DATE.fullmatch(text)
+    if found is None:
+        return False
+    name = found["name"] or found["name2"] or found["name3"]
+    month = _month(name)
+    day = found["d"] or found["d2"] or "1"
+    year = found["y"] or found["y2"] or found["y3"] or "2000"
+    try:
+        return month is not None and bool(date(int(year), month, int(day)))
+    except ValueError:
+        return False
 
 
 class Entry(NamedTuple):
@@ -58,8 +86,11 @@ def _literal(text: str) -> tuple[Any, str] | None:
 def sheets_date_time(text: str) -> bool:
     """Whether the Sheets UI reads `text` as a date or time this server does not store (it takes
     dates as YYYY-MM-DD only, and no times): 3/15/2025, 3/15, 2025/3/15, 2025-3-5,
-    2025-03-15 10:00, 10:30, 3:30 PM. Impossible dates such as 31/12/2025 stay text there too."""
+    2025-03-15 10:00, 10:30, 3:30 PM, Jan 5, March 15, 2025, 5 Jan 2025, March 2025.
+    Impossible dates such as 31/12/2025 stay text there too."""
     stripped = text.strip()
+    if _named_date(stripped):
+        return True
     found = _OTHER_DATE.fullmatch(stripped)
     if found is None or (found["ymd"] and not found["clock"] and _ISO_DATE.fullmatch(found["ymd"])):
         return False

@@ -19,7 +19,7 @@ EXCEL_MODERN = frozenset({
     "SORT", "SORTBY", "SWITCH", "TEXTJOIN", "TEXTSPLIT", "UNIQUE", "XLOOKUP", "XMATCH",
 })
 
-# Functions of Google Sheets that Excel does not have.
+# Functions of Google Sheets missing from the two lists above.
 SHEETS_ONLY = frozenset({
     "ARRAYFORMULA", "ARRAY_CONSTRAIN", "BYCOL", "BYROW", "CHOOSECOLS", "CHOOSEROWS", "CONTINUE",
     "COUNTUNIQUE", "COUNTUNIQUEIFS", "DETECTLANGUAGE", "EPOCHTODATE", "FLATTEN", "GOOGLEFINANCE",

@@ -32,6 +32,8 @@ RANGE_TEXT = ("A1 range such as B2:C9, A2:C (open below), B:B, 2:5 or Sheet1!A1:
               "must name the sheet argument")
 Range = Annotated[str, Field(min_length=1, max_length=300, description=RANGE_TEXT)]
 OptionalRange = Annotated[str | None, Field(max_length=300, description=RANGE_TEXT + "; omit for the whole sheet")]
+
+
 def storable_rows(rows: list[list[CellValue]]) -> list[list[CellValue]]:
     """Rows as given, unless a cell cannot be stored faithfully (a ValueError): a text the Sheets
     UI would read as a date or time this server does not store (it takes dates only as

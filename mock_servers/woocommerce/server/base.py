@@ -65,8 +65,8 @@ Order = Annotated[Literal["asc", "desc"], Field(description="Sort direction")]
 Text = Annotated[str, Field(max_length=10_000)]
 Short = Annotated[str, Field(max_length=400)]
 MoneyText = Annotated[str, Field(max_length=30, description='Amount as a decimal string, e.g. "19.99"')]
-DATE_TEXT = ("ISO 8601 date YYYY-MM-DD or date-time YYYY-MM-DDTHH:MM[:SS], site time unless it ends in Z or an "
-             "offset such as +05:30; e.g. 2025-01-15, 2025-01-15T10:00:00 or 2025-01-15T10:00:00Z")
+DATE_TEXT = ("ISO 8601 date YYYY-MM-DD or date-time YYYY-MM-DDTHH:MM[:SS] (T or a space), site time unless it "
+             "ends in Z or an offset such as +05:30; e.g. 2025-01-15, 2025-01-15T10:00:00 or 2025-01-15T10:00:00Z")
 DateText = Annotated[str, Field(max_length=40, description=DATE_TEXT)]
 DateBound = Annotated[DateText, Field(min_length=1)]  # a filter: "" is no date, not "no filter"
 PeriodName = Annotated[Literal["week", "month", "last_month", "year"] | None, Field(

@@ -176,10 +176,18 @@ def all_events(session: Session) -> list[dict[str, Any]]:
                                       f"SELECT {_COLUMNS} FROM cal_event ORDER BY id"))
 
 
+# What q searches, as Calendar does: the summary, description and location, the organizer and
+# the attendees (names and e-mails), fields apart (unit separators), so a term never spans two.
+_SEARCHED = ("coalesce(summary, '') || char(31) || coalesce(description, '') || char(31) || "
+             "coalesce(location, '') || char(31) || organizer_email || char(31) || coalesce(organizer_name, '') || "
+             "char(31) || coalesce((SELECT group_concat(a.email || char(31) || coalesce(a.display_name, ''), "
+             "char(31)) FROM cal_attendee a WHERE a.event_id = cal_event.id), '')")
+
+
 @dataclass(frozen=True)
 class Query:
     """A listing: events overlapping [time_min, time_max) (stored instants), in `order_by`
-    order, optionally containing `text`."""
+    order, optionally with every word of `text` in the fields q searches."""
 
     time_min: str
     time_max: str
@@ -208,10 +216,9 @@ def list_events(session: Session, query: Query, limit: int,
     if query.text:
         sql.cursor(session).connection.create_function(
             _CASEFOLD, 1, lambda v: None if v is None else v.casefold(), deterministic=True)
-        found = " OR ".join(f"instr({_CASEFOLD}({c}), ?)"
-                            for c in ("summary", "description", "location"))
-        where.append(f"({found})")
-        params += [query.text.casefold()] * 3
+        terms = query.text.casefold().split()
+        where += [f"instr({_CASEFOLD}({_SEARCHED}), ?)"] * len(terms)
+        params += terms
     if after is not None:
         where.append(f"({column}, id) > (?, ?)")
         params += [*after]

@@ -104,8 +104,9 @@ def get_event(call: Call, eventId: EventId) -> dict[str, Any]:
 def list_events(
     call: Call,
     timeMin: Annotated[str, Field(max_length=64, description=(
-        "Lower bound (exclusive) for an event's end: RFC 3339 date-time with offset, e.g. "
-        "2025-10-01T00:00:00Z (without offset, or a date, it is read in the calendar's zone)"))],
+        "Lower bound (exclusive) for an event's end: RFC 3339 date-time YYYY-MM-DDTHH:MM[:SS] with Z "
+        "or an offset +HH:MM, e.g. 2025-10-01T00:00:00Z; without one, or a date YYYY-MM-DD, it is read "
+        "in the calendar's zone"))],
     timeMax: Annotated[str, Field(max_length=64, description=(
         "Upper bound (exclusive) for an event's start, in the same format as timeMin"))],
     maxResults: Annotated[Int, size_param(DEFAULT_RESULTS, MAX_RESULTS, "events per page")]
@@ -116,7 +117,8 @@ def list_events(
         "nextPageToken of the previous call with the same timeMin, timeMax, orderBy and q"))]
     = None,
     q: Annotated[str | None, Field(max_length=1024, description=(
-        "Free text that summary, description or location must contain (case-insensitive)"))]
+        "Free text: every word must appear (case-insensitive) in the summary, description, location, "
+        "organizer or an attendee (name or e-mail)"))]
     = None,
 ) -> dict[str, Any]:
     """List the events overlapping [timeMin, timeMax) (an event's end after timeMin and its

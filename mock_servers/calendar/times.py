@@ -27,8 +27,8 @@ class EventTime(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     dateTime: str | None = Field(default=None, description=(
-        "RFC 3339 date-time, e.g. 2025-10-01T09:00:00-04:00; without an offset it is read in "
-        "timeZone (else the calendar's zone)"))
+        "RFC 3339 date-time YYYY-MM-DDTHH:MM[:SS] with Z or an offset +HH:MM, e.g. "
+        "2025-10-01T09:00:00-04:00; without one it is read in timeZone (else the calendar's zone)"))
     date: str | None = Field(default=None, description="YYYY-MM-DD, for all-day events")
     timeZone: str | None = Field(default=None, description="IANA time zone, e.g. Europe/Paris")
 

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import date, datetime
 from functools import lru_cache
 from zoneinfo import available_timezones
 
@@ -23,6 +24,29 @@ def instant(value: str | datetime) -> str:
 def optional_instant(value: str | datetime | None) -> str | None:
     """`instant`, with `None` kept."""
     return None if value is None else instant(value)
+
+
+# The extended ISO 8601 calendar forms a date argument may take: a date, or a date and a time
+# (minutes, optional seconds and fraction) with an optional Z or +HH:MM offset. Week and ordinal
+# dates, the basic form (20250115) and zone names or suffixes such as "UTC" are not among them.
+_CALENDAR_DATE_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?", re.ASCII)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+def calendar_date_time(value: str) -> datetime:
+    """A date (midnight) or date-time in the extended ISO 8601 calendar form, naive unless it
+    carries Z or an offset; ValueError for any other text."""
+    if not _CALENDAR_DATE_TIME.fullmatch(value):
+        raise ValueError(f"not an ISO 8601 date or date-time: {value!r}")
+    return datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
+
+
+def calendar_day(value: str) -> date:
+    """A date written exactly YYYY-MM-DD; ValueError for any other text."""
+    if not _DAY.fullmatch(value):
+        raise ValueError(f"not a YYYY-MM-DD date: {value!r}")
+    return date.fromisoformat(value)
 
 
 @lru_cache(maxsize=1)

@@ -6,13 +6,8 @@ from __future__ import annotations
 from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
 from openpyxl.utils import FORMULAE
 
+from mock_servers.core.formulas.known import EXCEL_MODERN
 from mock_servers.excel.limits import MAX_FORMULA, text_problem
-
-# Functions newer than openpyxl's list that spreadsheet programs accept.
-_MODERN = frozenset({
-    "CONCAT", "FILTER", "IFS", "LAMBDA", "LET", "MAXIFS", "MINIFS", "RANDARRAY", "SEQUENCE",
-    "SORT", "SORTBY", "SWITCH", "TEXTJOIN", "TEXTSPLIT", "UNIQUE", "XLOOKUP", "XMATCH",
-})
 
 
 def normalise(formula: str) -> str:
@@ -55,7 +50,7 @@ def _function_problem(token: Token) -> str | None:
     if token.type != Token.FUNC or token.subtype != Token.OPEN:
         return None
     name = token.value[:-1].upper().removeprefix("_XLFN.").removeprefix("_XLWS.")
-    if name and name not in FORMULAE and name not in _MODERN:
+    if name and name not in FORMULAE and name not in EXCEL_MODERN:
         return f"unknown function {name}"
     return None
 

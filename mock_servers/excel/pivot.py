@@ -13,8 +13,22 @@ AggFunc = Literal["sum", "mean", "count", "min", "max"]
 BLANK = "(blank)"
 
 
+class Uncalculated:
+    """A formula cell whose file holds no calculated value: the pivot cannot use it."""
+
+    def __repr__(self) -> str:
+        return "UNCALCULATED"
+
+
+UNCALCULATED = Uncalculated()
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _numbers(values: list[Any]) -> list[float]:
-    return [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return [v for v in values if _is_number(v)]
 
 
 def _count(values: list[Any]) -> int:
@@ -64,16 +78,33 @@ def _label(key: tuple[Any, ...]) -> Any:
         BLANK if v is None else str(v) for v in key)
 
 
-def pivot(table: list[Sequence[Any]], rows: list[str], values: list[str],
+def _check_cells(records: Sequence[Sequence[Any]], header: Sequence[Any], used: list[int], numeric: list[int],
+                 agg: AggFunc) -> None:
+    """INVALID_ARGUMENT for a used cell the pivot cannot compute with: a formula without a
+    calculated value, or anything but a number or a blank under a numeric aggregate."""
+    for n, record in enumerate(records, start=2):
+        for i in used:
+            if record[i] is UNCALCULATED:
+                raise invalid(f"'{header[i]}' in row {n} of data_range is a formula with no calculated value "
+                              "(computed when a spreadsheet program opens the file); the pivot cannot use it")
+        for i in numeric:
+            if record[i] is not None and not _is_number(record[i]):
+                raise invalid(f"{agg} takes numbers, but '{header[i]}' in row {n} of data_range holds "
+                              f"{record[i]!r}", hint="use agg_func count, or aggregate a numeric column")
+
+
+def pivot(table: Sequence[Sequence[Any]], rows: list[str], values: list[str],
           columns: list[str], agg: AggFunc) -> list[list[Any]]:
-    """`table` is a header row followed by records. Returns the summary as rows of cells: one
-    header row (row fields, then `agg(value)` per column group), then one row per group."""
+    """`table` is a header row followed by records (a formula cell with no calculated value is
+    UNCALCULATED). Returns the summary as rows of cells: one header row (row fields, then
+    `agg(value)` per column group), then one row per group."""
     if len(table) < 2:
         raise invalid("data_range needs a header row and at least one data row")
     header, records = table[0], table[1:]
     row_at = _header_index(header, rows, "rows")
     col_at = _header_index(header, columns, "columns")
     val_at = _header_index(header, values, "values")
+    _check_cells(records, header, row_at + col_at + val_at, [] if agg == "count" else val_at, agg)
     cells: dict[tuple[tuple[Any, ...], tuple[Any, ...]], list[list[Any]]] = {}
     for record in records:
         row_key = tuple(record[i] for i in row_at)

@@ -104,8 +104,8 @@ def account_courses(tree: list[int], *, now_z: str, with_enrollments: bool | Non
         params.append(now_z)
     if search_term is not None:
         where.append("(x.name LIKE ? ESCAPE '\\' OR x.course_code LIKE ? ESCAPE '\\' "
-                     "OR x.sis_course_id LIKE ? ESCAPE '\\')")
-        params += [like(search_term)] * 3
+                     "OR x.sis_course_id LIKE ? ESCAPE '\\' OR CAST(x.id AS TEXT) = ?)")
+        params += [like(search_term)] * 3 + [search_term.strip()]
     return Listing(COURSES, " AND ".join(where), _ordered(COURSE_SORTS[sort], order), tuple(params))
 
 
@@ -118,8 +118,8 @@ def account_users(tree: list[int], *, sort: str, order: str, search_term: str | 
     params: list[Any] = [*tree, *tree]
     if search_term is not None:
         where.append("(x.name LIKE ? ESCAPE '\\' OR x.login_id LIKE ? ESCAPE '\\' "
-                     "OR x.email LIKE ? ESCAPE '\\' OR x.sis_user_id LIKE ? ESCAPE '\\')")
-        params += [like(search_term)] * 4
+                     "OR x.email LIKE ? ESCAPE '\\' OR x.sis_user_id LIKE ? ESCAPE '\\' OR CAST(x.id AS TEXT) = ?)")
+        params += [like(search_term)] * 4 + [search_term.strip()]
     return Listing(USERS, " AND ".join(where), _ordered(USER_SORTS[sort], order), tuple(params))
 
 

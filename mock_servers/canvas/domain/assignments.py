@@ -4,6 +4,7 @@ attempts, a teacher's grades (with their history), and the projections tools ret
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -181,6 +182,9 @@ def _number_text(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
+_GRADE_NUMBER = re.compile(r"\d+\.?\d*|\.\d+", re.ASCII)  # 17, 17.5, .5: no exponent, sign or other digits
+
+
 def parse_grade(grade: str | float, points_possible: float | None) -> tuple[str, float]:
     """(grade as stored, score) from points (`"17"` or 17), a percentage of points_possible
     (`"85%"`) or complete/incomplete (all or no points)."""
@@ -191,10 +195,8 @@ def parse_grade(grade: str | float, points_possible: float | None) -> tuple[str,
     if raw.lower() in PASS_FAIL:
         return raw.lower(), PASS_FAIL[raw.lower()] * (points_possible or 0.0)
     percent = raw.endswith("%")
-    try:
-        value = float(raw[:-1] if percent else raw)
-    except ValueError:
-        value = math.nan
+    digits = raw[:-1] if percent else raw
+    value = float(digits) if _GRADE_NUMBER.fullmatch(digits) else math.nan
     if not math.isfinite(value) or value < 0:
         raise invalid(f"grade '{grade}' not understood; give points (e.g. 17), a percentage "
                       "(e.g. 85%), complete or incomplete")

@@ -94,7 +94,7 @@ def canvas_list_account_courses(
     order: Order = "asc",
     search_term: Annotated[str | None, Field(
         min_length=2, max_length=MAX_SEARCH,
-        description="Part of the name, course code or SIS id (2+ characters)")] = None,
+        description="Part of the name, course code or SIS id, or the full course id (2+ characters)")] = None,
     page: Page = 1,
     per_page: PerPage = PAGE_SIZE,
 ) -> dict[str, Any]:
@@ -116,7 +116,8 @@ def canvas_list_account_users(
                     Field(description="Sort key (ties by id; missing values last)")] = "username",
     order: Order = "asc",
     search_term: Annotated[str | None, Field(
-        min_length=1, max_length=MAX_SEARCH, description="Part of the name, login id, e-mail or SIS id")] = None,
+        min_length=1, max_length=MAX_SEARCH,
+        description="Part of the name, login id, e-mail or SIS id, or the full user id")] = None,
     page: Page = 1,
     per_page: PerPage = PAGE_SIZE,
 ) -> dict[str, Any]:

@@ -119,12 +119,27 @@ def _number_text(value: float, pattern: str) -> str:
     return f"{sign}{found.group('pre')}{body}{found.group('pct')}{found.group('post')}"
 
 
+# A date pattern: day, month and year parts between separators; no times (h, s, AM/PM).
+_DATE_FORMAT = re.compile(r"(?:yyyy|yy|mmmm|mmm|mm|m|dddd|ddd|dd|d|[ ,./\-])+", re.I)
+
+
+def text_format_kind(pattern: str) -> str | None:
+    """"date" or "number" for a TEXT pattern this engine formats as a spreadsheet program does,
+    None for any other (times, colours, conditions, sections): TEXT is #VALUE! then."""
+    if _DATE_FORMAT.fullmatch(pattern) and _DATE_PARTS.search(pattern):
+        return "date"
+    if _NUMBER_FORMAT.fullmatch(pattern) and not re.search(r"[\[\];\"]", pattern):
+        return "number"
+    return None
+
+
 @register("TEXT", 2, 2)
 def _text(ev: Evaluator, args: list[Value]) -> Value:
     value, pattern = check(args[0]), text(check(args[1]))
     if isinstance(value, str):
         return value
     amount = number(value)
-    if _DATE_PARTS.search(pattern) and not re.search(r"[#0]", pattern):
-        return _date_text(amount, pattern)
-    return _number_text(amount, pattern)
+    kind = text_format_kind(pattern)
+    if kind is None:
+        raise VALUE
+    return _date_text(amount, pattern) if kind == "date" else _number_text(amount, pattern)

@@ -20,7 +20,7 @@ from mock_servers.excel.areas import Box, box, cell_ref, in_sheet, parse_range
 from mock_servers.excel.charts import ChartType, build_chart
 from mock_servers.excel.formatting import BorderStyle, HorizontalAlignment, formatting
 from mock_servers.excel.limits import check_growth
-from mock_servers.excel.pivot import AggFunc, pivot
+from mock_servers.excel.pivot import UNCALCULATED, AggFunc, pivot
 from mock_servers.excel.server.base import (
     DataRange,
     FilePath,
@@ -125,13 +125,19 @@ def create_pivot_table(
 ) -> dict:
     """Summarise a table (header row + records) into a static pivot written to a new sheet
     named `<sheet_name>_pivot` (suffixed _2, _3... if taken); returns `{message,range}`.
-    Groups are sorted; sum/mean/min/max use the numeric values only, count counts non-empty
-    cells; empty keys show as (blank). Formula cells count with their cached values."""
+    Groups are sorted; sum/mean/min/max take numbers (blank cells are skipped; text, booleans
+    or dates among the values are INVALID_ARGUMENT), count counts non-empty cells; empty keys
+    show as (blank). Formula cells count with the values cached in the file; a used formula
+    cell without one is INVALID_ARGUMENT."""
     book, wb, ws = open_sheet(call, filepath, sheet_name)
     area = bounded(sheet_range(data_range, ws), "data_range")
-    cached = book.cached(read_only=True, data_only=True).wb[sheet_name]
-    table = list(cached.iter_rows(min_row=area.min_row, max_row=area.max_row,
-                                  min_col=area.min_col, max_col=area.max_col, values_only=True))
+    bounds = {"min_row": area.min_row, "max_row": area.max_row, "min_col": area.min_col, "max_col": area.max_col,
+              "values_only": True}
+    stored = book.cached(read_only=True).wb[sheet_name].iter_rows(**bounds)
+    cached = book.cached(read_only=True, data_only=True).wb[sheet_name].iter_rows(**bounds)
+    table = [[UNCALCULATED if value is None and isinstance(kept, str) and kept.startswith("=") else value
+              for kept, value in zip(formulas, line, strict=True)]
+             for formulas, line in zip(stored, cached, strict=True)]
     summary = pivot(table, rows, values, columns or [], agg_func)
     check_growth(wb, len(summary) * len(summary[0]))
     out = wb.create_sheet(free_title(wb, f"{sheet_name}_pivot"))

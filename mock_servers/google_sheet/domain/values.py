@@ -14,8 +14,43 @@ from mock_servers.core.formulas.values import ERROR_CODES, Scalar, format_number
 
 CellInput = str | int | float | bool | None
 _NUMBER = re.compile(r"(?P<sign>[-+]?)(?P<cur>\$?)(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
-                     r"(?P<exp>[eE][-+]?\d+)?(?P<pct>%?)")
-_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+                     r"(?P<exp>[eE][-+]?\d+)?(?P<pct>%?)", re.ASCII)
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
+# Texts the Sheets UI (en_US) reads as a date, time or date-time, which this server does not
+# store: month/day[/year], year/month/day, an unpadded or timed ISO date, a clock time.
+_CLOCK = r"\d{1,2}:[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:\s*[AaPp]\.?[Mm]\.?)?|\d{1,2}\s*[AaPp]\.?[Mm]\.?"
+_OTHER_DATE = re.compile(
+    r"(?:(?P<md>(?P<m>\d{1,2})/(?P<d>\d{1,2})(?:/(?P<y>\d{2}|\d{4}))?)"
+    r"|(?P<ymd>(?P<y2>\d{4})[-/](?P<m2>\d{1,2})[-/](?P<d2>\d{1,2})))"
+    rf"(?P<clock> (?:{_CLOCK}))?|(?P<time>{_CLOCK})", re.ASCII)
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+                "october", "november", "december")
+_MONTH = r"(?P<name>[A-Za-z]{3,9})\.?"
+# ... and month names: "Jan 5", "January 5, 2025", "5 Jan 2025", "March 2025".
+_NAMED_DATE = re.compile(
+    rf"{_MONTH} (?P<d>\d{{1,2}})(?:,? (?P<y>\d{{4}}))?|(?P<d2>\d{{1,2}}) {_MONTH.replace('name', 'name2')}"
+    r"(?:,? (?P<y2>\d{4}))?|" + _MONTH.replace("name", "name3") + r",? (?P<y3>\d{4})", re.ASCII | re.I)
+
+
+def _month(name: str) -> int | None:
+    """1..12 for a month's name or its first three letters (any case), else None."""
+    low = name.lower()
+    found = [n for n, full in enumerate(_MONTH_NAMES, 1) if low == full or low == full[:3]]
+    return found[0] if found else None
+
+
+def _named_date(text: str) -> bool:
+    found = _NAMED_DATE.fullmatch(text)
+    if found is None:
+        return False
+    name = found["name"] or found["name2"] or found["name3"]
+    month = _month(name)
+    day = found["d"] or found["d2"] or "1"
+    year = found["y"] or found["y2"] or found["y3"] or "2000"
+    try:
+        return month is not None and bool(date(int(year), month, int(day)))
+    except ValueError:
+        return False
 
 
 class Entry(NamedTuple):
@@ -46,6 +81,28 @@ def _literal(text: str) -> tuple[Any, str] | None:
     if stripped.upper() in ("TRUE", "FALSE"):
         return stripped.upper() == "TRUE", "bool"
     return None
+
+
+def sheets_date_time(text: str) -> bool:
+    """Whether the Sheets UI reads `text` as a date or time this server does not store (it takes
+    dates as YYYY-MM-DD only, and no times): 3/15/2025, 3/15, 2025/3/15, 2025-3-5,
+    2025-03-15 10:00, 10:30, 3:30 PM, Jan 5, March 15, 2025, 5 Jan 2025, March 2025.
+    Impossible dates such as 31/12/2025 stay text there too."""
+    stripped = text.strip()
+    if _named_date(stripped):
+        return True
+    found = _OTHER_DATE.fullmatch(stripped)
+    if found is None or (found["ymd"] and not found["clock"] and _ISO_DATE.fullmatch(found["ymd"])):
+        return False
+    if found["time"]:
+        return True
+    year, month, day = ((found["y"] or "2000", found["m"], found["d"]) if found["md"] else
+                        (found["y2"], found["m2"], found["d2"]))
+    try:
+        date(int(year), int(month), int(day))
+    except ValueError:
+        return False
+    return True
 
 
 def entered(raw: CellInput) -> Entry | None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from mock_servers.core.formulas import date_serial
+from mock_servers.core.formulas.known import formula_problem
 from mock_servers.core.output import dump_json, items_that_fit
 from mock_servers.core.toolkit import Call, Toolbox
 from mock_servers.core.types import CellValue
 from mock_servers.google_sheet import domain
 from mock_servers.google_sheet.domain import Box, Sheet, Spreadsheet
+from mock_servers.google_sheet.domain.values import sheets_date_time
 
 toolbox = Toolbox("google_sheet", table_prefix="gs_", list_keys=("spreadsheets", "sheets", "results", "responses"),
                   snapshot_ignore={"gs_row_values": None},  # derived from gs_cell
@@ -30,9 +32,31 @@ RANGE_TEXT = ("A1 range such as B2:C9, A2:C (open below), B:B, 2:5 or Sheet1!A1:
               "must name the sheet argument")
 Range = Annotated[str, Field(min_length=1, max_length=300, description=RANGE_TEXT)]
 OptionalRange = Annotated[str | None, Field(max_length=300, description=RANGE_TEXT + "; omit for the whole sheet")]
-Rows = Annotated[list[list[CellValue]], Field(
+
+
+def storable_rows(rows: list[list[CellValue]]) -> list[list[CellValue]]:
+    """Rows as given, unless a cell cannot be stored faithfully (a ValueError): a text the Sheets
+    UI would read as a date or time this server does not store (it takes dates only as
+    YYYY-MM-DD, and no times), or a formula it cannot compute as Sheets would."""
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            if not isinstance(cell, str):
+                continue
+            if sheets_date_time(cell):
+                raise ValueError(f"[{i}][{j}] '{cell[:40]}' would be a date or time in Sheets, and this server takes "
+                                 "dates only as YYYY-MM-DD (no times); write e.g. 2025-03-15, or "
+                                 f"'{cell[:40]} to keep it as text")
+            problem = formula_problem(cell) if cell.startswith("=") and cell.strip() != "=" else None
+            if problem:
+                raise ValueError(f"[{i}][{j}] {cell[:60]} {problem} (or write the value itself)")
+    return rows
+
+
+CellRows = Annotated[list[list[CellValue]], AfterValidator(storable_rows)]
+Rows = Annotated[CellRows, Field(
     min_length=1, description="Rows of cell values, first row at the range's first row; numbers, booleans, "
-    "text (a leading = makes a formula, a leading ' keeps text as text), \"\" clears a cell, null leaves it")]
+    "dates as YYYY-MM-DD (other date or time forms, such as 3/15/2025 or 10:30, are refused), text (a "
+    "leading = makes a formula, a leading ' keeps text as text), \"\" clears a cell, null leaves it")]
 
 
 ENVELOPE_CHARS = 800  # ids, ranges and a notice around the rows of a read

@@ -10,10 +10,18 @@ from pydantic import Field
 from mock_servers.core.errors import ToolFailure, invalid
 from mock_servers.core.formulas import parse_ref
 from mock_servers.core.toolkit import Call
-from mock_servers.core.types import CellValue
 from mock_servers.google_sheet import domain
 from mock_servers.google_sheet.domain import Box, Sheet
-from mock_servers.google_sheet.server.base import Range, Rows, SheetTitle, SpreadsheetId, changed, target, toolbox
+from mock_servers.google_sheet.server.base import (
+    CellRows,
+    Range,
+    Rows,
+    SheetTitle,
+    SpreadsheetId,
+    changed,
+    target,
+    toolbox,
+)
 
 MAX_BATCH_RANGES = 100
 
@@ -28,9 +36,13 @@ def update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, r
                  data: Rows) -> dict[str, Any]:
     """Write rows of values into a range, starting at its top-left cell, as typed in the
     Sheets UI (USER_ENTERED: "12" becomes a number, "TRUE" a boolean, "2025-01-15" a date,
-    "=SUM(A1:A3)" a formula, "'12" the text 12). Data with more rows or columns than a closed
-    range is INVALID_ARGUMENT; open ranges (A2:C, B:B) take any number of rows. The grid grows
-    to fit. Formulas depending on the cells are recalculated."""
+    "=SUM(A1:A3)" a formula, "'12" the text 12; other date and time forms such as 3/15/2025 or
+    10:30 are INVALID_ARGUMENT, and so is a formula this server cannot compute as Sheets would:
+    one calling QUERY, FILTER or another Sheets function it lacks, holding an array literal
+    {1,2} or returning a range such as =A1:A3; an unknown name is #NAME? as in Sheets). Data
+    with more rows or columns than a closed range is INVALID_ARGUMENT; open ranges (A2:C, B:B)
+    take any number of rows. The grid grows to fit. Formulas depending on the cells are
+    recalculated."""
     book, found = target(call, spreadsheet_id, sheet)
     box = domain.write_box(found, domain.ref_of(found, range), data)
     found, cells = domain.write(call.session, found, box, data)
@@ -40,7 +52,7 @@ def update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle, r
 
 @toolbox.tool(rw="write", core=True, idempotent=True, destructive=True)
 def batch_update_cells(call: Call, spreadsheet_id: SpreadsheetId, sheet: SheetTitle,
-                       ranges: Annotated[dict[str, list[list[CellValue]]], Field(description=(
+                       ranges: Annotated[dict[str, CellRows], Field(description=(
                            f"Map of A1 range -> rows of values, e.g. {{\"A1:B2\": [[1, 2], [3, 4]]}} "
                            f"(at most {MAX_BATCH_RANGES} ranges), each written as update_cells writes"))]
                        ) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from sqlmodel import Session
 from loca.core.clock import iso_z
 from mock_servers.core import paging, sql
 from mock_servers.core.errors import invalid
+from mock_servers.core.times import calendar_date_time
 
 R = TypeVar("R")
 CENT = Decimal("0.01")
@@ -50,11 +51,16 @@ def money(value: Decimal | str | int) -> str:
     return str(Decimal(value).quantize(CENT, ROUND_HALF_UP))
 
 
+_DECIMAL_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+
+
 def parse_money(field: str, value: str | None, *, allow_empty: bool = True) -> Decimal | None:
-    """A non-negative amount from text ("19.9", "20"); "" or None is no amount."""
+    """A non-negative amount from text in ASCII digits ("19.9", "20"); "" or None is no amount."""
     if value is None or (allow_empty and value.strip() == ""):
         return None
     try:
+        if not _DECIMAL_TEXT.fullmatch(value.strip()):
+            raise InvalidOperation
         amount = Decimal(value.strip())
     except InvalidOperation:
         raise invalid(f"{field} '{value}' is not a decimal amount", hint='e.g. "19.99"') from None
@@ -73,14 +79,15 @@ def shown_money(value: str | None) -> str:
     return "" if value is None else money(value)
 
 
-# ---- dates -----------------------------------------------------------------------------------
+# ---- dates ---------------------------------------------------------------------------------------
 
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DATE_FORMS = "e.g. 2025-01-15 or 2025-01-15T10:00:00 (site time), 2025-01-15T10:00:00Z or 2025-01-15T10:00:00+05:30"
 
 
 def parse_site_time(field: str, value: str, zone: ZoneInfo, *, end_of_day: bool = False) -> datetime:
-    """An instant from a REST date argument: with Z or an offset as given, without one in the
-    site's zone; a bare date is the start (or end) of that day there. Years 1900 to 9000."""
+    """An instant from a REST date argument (the extended ISO 8601 calendar form): with Z or an
+    offset as given, without one in the site's zone; a bare date is the start (or end) of that
+    day there. Years 1900 to 9000."""
     moment = _site_time(field, value, zone, end_of_day)
     if not 1900 <= moment.year <= 9000:
         raise invalid(f"{field} '{value}' is out of range (years 1900 to 9000)")
@@ -90,17 +97,15 @@ def parse_site_time(field: str, value: str, zone: ZoneInfo, *, end_of_day: bool 
 def _site_time(field: str, value: str, zone: ZoneInfo, end_of_day: bool) -> datetime:
     text = value.strip()
     try:
-        if _DATE_ONLY.match(text):
-            day = datetime.fromisoformat(text).date()
-            local = datetime.combine(day, time.max.replace(microsecond=0) if end_of_day else time.min)
+        moment = calendar_date_time(text)
+        if len(text) == len("YYYY-MM-DD"):
+            local = datetime.combine(moment.date(), time.max.replace(microsecond=0) if end_of_day else time.min)
             return local.replace(tzinfo=zone).astimezone(UTC)
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=zone)
         return moment.astimezone(UTC).replace(microsecond=0)
     except (ValueError, OverflowError):
-        raise invalid(f"{field} '{value}' is not an ISO 8601 date or date-time",
-                      hint="e.g. 2025-01-15 or 2025-01-15T10:00:00 (site time) or 2025-01-15T10:00:00Z") from None
+        raise invalid(f"{field} '{value}' is not an ISO 8601 date or date-time", hint=DATE_FORMS) from None
 
 
 @lru_cache(maxsize=65536)

@@ -101,9 +101,9 @@ def listing(store: Store, f: dict[str, Any], page: int, per_page: int) -> tuple[
                      "ESCAPE '\\' OR c.username LIKE ? ESCAPE '\\' OR (c.first_name || ' ' || c.last_name) LIKE ? "
                      "ESCAPE '\\')")
         params += [like(f["search"])] * 5
-    if f.get("email"):
+    if f.get("email") is not None:
         where.append("c.email = ?")
-        params.append(f["email"].strip().lower())
+        params.append(email_address("email", f["email"]))
     if f["role"] != "all":
         where.append("c.role = ?")
         params.append(f["role"])
@@ -112,10 +112,20 @@ def listing(store: Store, f: dict[str, Any], page: int, per_page: int) -> tuple[
                      per_page, built)
 
 
+def is_email(text: str) -> bool:
+    return bool(_EMAIL.match(text.strip()))
+
+
+def email_address(field: str, text: str) -> str:
+    """An e-mail address as stored (trimmed, lower case), else INVALID_ARGUMENT naming the field."""
+    email = text.strip().lower()
+    if not is_email(email):
+        raise invalid(f"{field} '{text}' is not an e-mail address", hint="e.g. ann@example.com")
+    return email
+
+
 def _email(store: Store, email: str, cid: int | None) -> str:
-    email = email.strip().lower()
-    if not _EMAIL.match(email):
-        raise invalid(f"customerData.email '{email}' is not an e-mail address")
+    email = email_address("customerData.email", email)
     if sql.scalar(store.session, "SELECT id FROM woo_customer WHERE email = ? AND id IS NOT ?", (email, cid)):
         raise ToolFailure(Code.ALREADY_EXISTS, f"a customer with e-mail {email} already exists")
     return email

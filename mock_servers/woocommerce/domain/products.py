@@ -5,6 +5,7 @@ stock_status from a managed stock_quantity, unique SKUs, trash before deletion).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -147,10 +148,19 @@ ORDERBY = {
 }
 
 
+_SEARCHED = ("name", "sku", "description", "short_description")
+_TERM = re.compile(r'"([^"]+)"|(\S+)')
+
+
+def search_terms(text: str) -> list[str]:
+    """The terms of a WordPress search: words, or "quoted phrases"; a product must hold each."""
+    return [phrase or word for phrase, word in _TERM.findall(text)]
+
+
 def ids_param(field: str, text: str) -> list[int]:
     """Ids from "12" or "12,15"."""
     parts = [t.strip() for t in text.split(",")]
-    if not parts or not all(t.isdigit() and len(t) < 19 for t in parts):
+    if not parts or not all(t.isascii() and t.isdigit() and len(t) < 19 for t in parts):
         raise invalid(f"{field} '{text}' must be an id or comma-separated ids, e.g. 12 or 12,15")
     return [int(t) for t in parts]
 
@@ -168,9 +178,9 @@ def _filters(store: Store, f: dict[str, Any], price: str) -> tuple[list[str], li
     status = f.get("status") or "any"
     where: list[str] = ["p.status != 'trash'" if status == "any" else "p.status = ?"]
     params: list[Any] = [] if status == "any" else [status]
-    if f.get("search"):
-        where.append("(p.name LIKE ? ESCAPE '\\' OR p.sku LIKE ? ESCAPE '\\' OR p.description LIKE ? ESCAPE '\\')")
-        params += [like(f["search"])] * 3
+    for term in search_terms(f.get("search") or ""):
+        where.append("(" + " OR ".join(f"p.{c} LIKE ? ESCAPE '\\'" for c in _SEARCHED) + ")")
+        params += [like(term)] * len(_SEARCHED)
     for key, table, column in (("category", "woo_product_category", "category_id"),
                                ("tag", "woo_product_tag", "tag_id")):
         if f.get(key):
@@ -179,8 +189,11 @@ def _filters(store: Store, f: dict[str, Any], price: str) -> tuple[list[str], li
                          f"({sql.marks(len(ids))}))")
             params += ids
     if f.get("sku"):
-        where.append("p.sku = ?")
-        params.append(f["sku"])
+        skus = [part.strip() for part in f["sku"].split(",")]
+        if not all(skus):
+            raise invalid(f"sku '{f['sku']}' must be a SKU or comma-separated SKUs, e.g. A-1 or A-1,B-2")
+        where.append(f"p.sku IN ({sql.marks(len(skus))})")
+        params += skus
     if f.get("featured") is not None:
         where.append("p.featured = ?")
         params.append(int(f["featured"]))

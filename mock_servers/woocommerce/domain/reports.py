@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from mock_servers.core import paging, sql
 from mock_servers.core.errors import invalid
+from mock_servers.core.times import calendar_day
 from mock_servers.woocommerce.domain import settings
 from mock_servers.woocommerce.domain.base import Store, day_bounds, money, page_of
 from mock_servers.woocommerce.domain.orders import STATUSES
@@ -30,7 +31,7 @@ class Period:
 
 def _day(field: str, text: str) -> date:
     try:
-        day = date.fromisoformat(text.strip()[:10])
+        day = calendar_day(text.strip())
     except ValueError:
         raise invalid(f"{field} '{text}' is not a date (YYYY-MM-DD)") from None
     if not 1900 <= day.year <= 9000:

@@ -102,6 +102,10 @@ def rate_view(r: Rate) -> dict[str, Any]:
 
 
 def rates(store: Store, tax_class: str | None, page: int, per_page: int) -> tuple[list[dict[str, Any]], int]:
+    if tax_class is not None:
+        known = [c["slug"] for c in classes(store)]
+        if tax_class not in known:
+            raise invalid(f"taxClass '{tax_class}' is not a tax class slug; classes: {', '.join(known)}")
     where, params = ("WHERE tax_class = ?", [tax_class]) if tax_class else ("", [])
     found, total = page_of(store.session, Rate, RATE_COLUMNS, f"FROM woo_tax_rate {where}", "priority, id", params,
                            page, per_page)

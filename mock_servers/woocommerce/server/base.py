@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from sqlmodel import Session
 
 from loca.core.world import World
@@ -65,12 +65,16 @@ Order = Annotated[Literal["asc", "desc"], Field(description="Sort direction")]
 Text = Annotated[str, Field(max_length=10_000)]
 Short = Annotated[str, Field(max_length=400)]
 MoneyText = Annotated[str, Field(max_length=30, description='Amount as a decimal string, e.g. "19.99"')]
-DateText = Annotated[str, Field(max_length=40, description=(
-    "ISO 8601 date or date-time; without Z or an offset it is site time, e.g. 2025-01-15 or 2025-01-15T10:00:00"))]
+DATE_TEXT = ("ISO 8601 date YYYY-MM-DD or date-time YYYY-MM-DDTHH:MM[:SS] (T or a space), site time unless it "
+             "ends in Z or an offset such as +05:30; e.g. 2025-01-15, 2025-01-15T10:00:00 or 2025-01-15T10:00:00Z")
+DateText = Annotated[str, Field(max_length=40, description=DATE_TEXT)]
+DateBound = Annotated[DateText, Field(min_length=1)]  # a filter: "" is no date, not "no filter"
 PeriodName = Annotated[Literal["week", "month", "last_month", "year"] | None, Field(
     description="Report period (default week: the last 7 days including today); dateMin/dateMax override it")]
-DateMin = Annotated[str | None, Field(max_length=40, description="First day of the report, YYYY-MM-DD (site time)")]
-DateMax = Annotated[str | None, Field(max_length=40, description="Last day of the report, YYYY-MM-DD (site time)")]
+DateMin = Annotated[str | None, Field(min_length=1, max_length=40,
+                                      description="First day of the report, exactly YYYY-MM-DD (site time)")]
+DateMax = Annotated[str | None, Field(min_length=1, max_length=40,
+                                      description="Last day of the report, exactly YYYY-MM-DD (site time)")]
 
 
 class Strict(BaseModel):
@@ -87,6 +91,12 @@ class Meta(Strict):
     value: Annotated[CellValue, Field(description="Meta value (string, number, boolean or null)")]
 
 
+def _blank_or_email(value: str | None) -> str | None:
+    if value is not None and value.strip() and not customers.is_email(value):
+        raise ValueError("not an e-mail address (e.g. ann@example.com); \"\" clears it")
+    return value
+
+
 class Address(Strict):
     first_name: Short | None = None
     last_name: Short | None = None
@@ -97,7 +107,7 @@ class Address(Strict):
     state: Short | None = None
     postcode: Short | None = None
     country: Annotated[str | None, Field(max_length=2, description="ISO 3166-1 alpha-2 country code")] = None
-    email: Short | None = None
+    email: Annotated[Short | None, AfterValidator(_blank_or_email)] = None
     phone: Short | None = None
 
 

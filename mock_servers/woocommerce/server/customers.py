@@ -11,6 +11,7 @@ from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.woocommerce.domain import coupons, customers
 from mock_servers.woocommerce.server.base import (
+    DATE_TEXT,
     AddressField,
     DateText,
     Id,
@@ -99,7 +100,7 @@ class CouponUpdate(Strict):
     discount_type: Annotated[Literal["percent", "fixed_cart", "fixed_product"] | None,
                              Field(description="Discount type")] = None
     amount: Annotated[MoneyText | None, Field(description="Discount amount (percent: 0..100)")] = None
-    date_expires: Annotated[DateText | None, Field(description="Expiry (site time); \"\" removes it")] = None
+    date_expires: Annotated[DateText | None, Field(description=f"Expiry, {DATE_TEXT}; \"\" removes it")] = None
     individual_use: Annotated[bool | None, Field(description="Cannot be combined with other coupons")] = None
     product_ids: Annotated[IdList, Field(description="Only these products")] = None
     excluded_product_ids: Annotated[IdList, Field(description="Never these products")] = None

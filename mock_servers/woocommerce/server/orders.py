@@ -10,9 +10,10 @@ from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.woocommerce.domain import orders, refunds
 from mock_servers.woocommerce.server.base import (
+    DATE_TEXT,
     MAX_BATCH,
     AddressField,
-    DateText,
+    DateBound,
     Id,
     MetaList,
     MoneyText,
@@ -87,9 +88,8 @@ def woo_orders_list(
                                                      "but trash)")] = None,
         customer: Annotated[Int | None, Field(ge=0, le=2**63 - 1, description="Customer id (0: guests)")] = None,
         product: Annotated[Id | None, Field(description="Only orders with a line item of this product")] = None,
-        dateAfter: Annotated[DateText | None, Field(description="Created after this instant (site time unless Z or "
-                                                    "an offset is given)")] = None,
-        dateBefore: Annotated[DateText | None, Field(description="Created before this instant")] = None,
+        dateAfter: Annotated[DateBound | None, Field(description=f"Created after this instant: {DATE_TEXT}")] = None,
+        dateBefore: Annotated[DateBound | None, Field(description=f"Created before this instant: {DATE_TEXT}")] = None,
         orderby: Annotated[Literal["date", "id", "include", "title", "slug"], Field(
             description="Sort key (title sorts as date, slug and include as id)")] = "date",
         order: Order = "desc") -> dict[str, Any]:

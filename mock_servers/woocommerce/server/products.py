@@ -11,6 +11,7 @@ from mock_servers.core.toolkit import Call
 from mock_servers.core.types import Int
 from mock_servers.woocommerce.domain import products, terms
 from mock_servers.woocommerce.server.base import (
+    DATE_TEXT,
     MAX_BATCH,
     DateText,
     Id,
@@ -55,8 +56,8 @@ class ProductWrite(Strict):
     regular_price: Annotated[MoneyText | None, Field(description="Regular price, e.g. \"19.99\"")] = None
     sale_price: Annotated[MoneyText | None, Field(description="Sale price, lower than the regular price; \"\" ends "
                                                   "the sale")] = None
-    date_on_sale_from: Annotated[DateText | None, Field(description="Sale start (site time); \"\" clears it")] = None
-    date_on_sale_to: Annotated[DateText | None, Field(description="Sale end (site time; a date means its end); "
+    date_on_sale_from: Annotated[DateText | None, Field(description=f"Sale start, {DATE_TEXT}; \"\" clears it")] = None
+    date_on_sale_to: Annotated[DateText | None, Field(description=f"Sale end (a date means its end), {DATE_TEXT}; "
                                                       "\"\" clears it")] = None
     manage_stock: Annotated[bool | None, Field(description="Track stock_quantity")] = None
     stock_quantity: Annotated[Int | None, Field(ge=-1_000_000_000, le=1_000_000_000,
@@ -85,12 +86,14 @@ ProductData = Annotated[ProductWrite, Field(description="Product fields to set")
 @paged
 def woo_products_list(
         call: Call, perPage: PerPage = 10, page: Page = 1,
-        search: Annotated[Short | None, Field(description="Text in the name, SKU or description")] = None,
+        search: Annotated[Short | None, Field(description=(
+            'Words (or "quoted phrases") that must all appear in the name, SKU, description or short '
+            "description"))] = None,
         status: Annotated[Literal["any", "publish", "draft", "private", "pending", "trash"], Field(
             description="Status (default any: every status but trash)")] = "any",
         category: Annotated[str | None, Field(max_length=200, description="Category id, or ids like 12,15")] = None,
         tag: Annotated[str | None, Field(max_length=200, description="Tag id, or ids like 3,4")] = None,
-        sku: Annotated[str | None, Field(max_length=100, description="Exact SKU")] = None,
+        sku: Annotated[str | None, Field(max_length=100, description="Exact SKU, or SKUs like A-1,B-2")] = None,
         featured: Annotated[bool | None, Field(description="Only featured (true) or not featured (false)")] = None,
         onSale: Annotated[bool | None, Field(description="Only on sale now (true) or not (false)")] = None,
         minPrice: Annotated[MoneyText | None, Field(description="Lowest current price")] = None,

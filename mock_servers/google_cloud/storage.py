@@ -25,6 +25,8 @@ from mock_servers.google_cloud.base import toolbox
 Bucket = Annotated[str, Field(min_length=1, max_length=222, description="Bucket name")]
 Blob = Annotated[str, Field(min_length=1, max_length=1024, description="Object name (path inside the bucket)")]
 WorkspacePath = Annotated[str, Field(min_length=1, max_length=4096, description="File path in the workspace")]
+LOCATION = r"(?i)^(US|EU|ASIA|NAM4|EUR4|EUR5|EUR7|EUR8|ASIA1|[a-z]+-[a-z]+[0-9]+)$"
+"""The forms of a Cloud Storage location; anything else is refused, as the service refuses it."""
 MaxResults = Annotated[int, Field(ge=1, le=1000, description="Items per page (default 100, max 1000)")]
 
 
@@ -45,7 +47,9 @@ def storage_list_buckets(call: Call, max_results: MaxResults = 100,
 
 @toolbox.tool(rw="write", core=True, idempotent=False)
 def storage_create_bucket(call: Call, bucket_name: Bucket, location: Annotated[str, Field(
-        min_length=1, max_length=64, description="Location, e.g. US, EU, europe-north1")] = "US") -> dict[str, Any]:
+        min_length=1, max_length=64, pattern=LOCATION, description=(
+            "Location: a multi-region (US, EU, ASIA), a dual-region (NAM4, EUR4, EUR5, EUR7, EUR8, "
+            "ASIA1) or a region such as us-central1 or europe-north1"))] = "US") -> dict[str, Any]:
     """Create a bucket. Names follow GCS rules (3-63 lower-case letters, digits, -, _ and .; no
     'goog' prefix); names are global, so an existing one is ALREADY_EXISTS. Returns the bucket
     {name,location,storage_class,versioning_enabled,created}."""

@@ -1,6 +1,6 @@
 """Generator of toy: a memory graph of six to ten tracked items among the fourteen the notes
-list (and a few suppliers), `num_notes` stock notes in `notes/`, each listing two to four items
-with counts, and `num_remarks` remark lines (the fine knob; 3 per note by default) dealt round
+list (and a few suppliers), `num_notes` stock notes in `notes/`, each listing four to eight items
+with counts, and `num_remarks` remark lines (the fine knob; 16 per note by default) dealt round
 the notes. The answer: every tracked item's summed count, sorted by item."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from generators.common import create_world, finish_world
 from loca.core.rng import WorldRng
-from loca.core.world import World, WorldMeta, write_text_atomic
+from loca.core.world import World, WorldMeta
 from mock_servers.memory import domain as memory
 from tests.toy import NOTES, TASK, TOTALS, TRACKED
 
-VERSION = "2"
+VERSION = "4"
 NOW = "2025-03-03T09:00:00+00:00"
 ITEMS = ("anchor bolt", "brass hinge", "cable tie", "door stop", "drill bit", "fuse", "gasket",
          "hex nut", "lock washer", "pipe clamp", "rivet", "spring pin", "tape roll", "wall plug")
@@ -35,7 +35,7 @@ class Params(BaseModel):
     num_remarks: int | None = Field(default=None, ge=0)
 
     def resolved(self) -> dict[str, int]:
-        remarks = 3 * self.num_notes if self.num_remarks is None else self.num_remarks
+        remarks = 16 * self.num_notes if self.num_remarks is None else self.num_remarks
         return {"num_notes": self.num_notes, "num_remarks": remarks}
 
 
@@ -55,7 +55,7 @@ def _notes(p: dict[str, int], rngs: WorldRng) -> tuple[list[str], dict[str, int]
     lines: list[list[str]] = []
     for i in range(p["num_notes"]):
         note = [f"Stock note {i + 1:04d} ({_place(items)})"]
-        for item in sorted(items.sample(ITEMS, items.randint(2, 4))):
+        for item in sorted(items.sample(ITEMS, items.randint(4, 8))):
             count = items.randint(1, 40)
             totals[item] = totals.get(item, 0) + count
             note.append(f"- {item}: {count}")
@@ -86,6 +86,6 @@ def generate(root: Path, params: dict[str, object], seed: int, target_tokens: in
     db.dispose()
     (world.workspace / NOTES).mkdir()
     for i, text in enumerate(texts):
-        write_text_atomic(world.workspace / NOTES / f"note_{i + 1:04d}.txt", text)
+        (world.workspace / NOTES / f"note_{i + 1:04d}.txt").write_text(text)  # a fresh world folder
     answer = [{"item": item, "total": totals.get(item, 0)} for item in tracked]
     return finish_world(world, TASK, {TOTALS.file: answer})

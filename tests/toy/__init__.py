@@ -53,10 +53,10 @@ def read_set(_instruction: str, tools: list[dict[str, Any]]) -> Script:
 TASK = TaskSpec(
     name="toy",
     version=0,
-    summary="sum the item counts of the workspace's notes into totals.csv",
+    summary="sum each tracked item's counts over the workspace's notes into totals.csv",
     servers={"memory": "memory", "filesystem": "filesystem", "python_execute": "python_execute",
              "claim_done": "claim_done"},
-    scale=Scale(primary="num_notes", lo=4, hi=900, fine="num_remarks"),
+    scale=Scale(primary="num_notes", lo=10, hi=900, fine="num_remarks"),
     instruction=instruction,
     read_set=read_set,
     outputs=(TOTALS,),

@@ -16,7 +16,7 @@ from loca.bulk import INDEX_JSONL, INDEX_PARQUET
 from loca.cli import app
 from loca.core.world import World, content_hash
 
-TASK = "set_conf_cr_ddl"
+TASK = "toy"  # the toy task (tests/toy)
 runner = CliRunner()
 
 

@@ -103,13 +103,13 @@ def nothing_confines(monkeypatch):
     monkeypatch.setattr(mode, "landlock_problem", lambda: "no Landlock here")
 
 
-def test_run_refuses_to_run_code_unconfined_unless_asked(nothing_confines, tmp_path) -> None:
-    args = ["run", "--tasks", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0", "--agent", "noop"]
+def test_run_refuses_to_run_code_unconfined_unless_asked(nothing_confines, any_task: Task, tmp_path) -> None:
+    args = ["run", "--tasks", any_task.name, "--lengths", "8k", "--seeds", "0", "--agent", "noop"]
     refused = runner.invoke(app, [*args, "--out", str(tmp_path / "refused")])
     assert refused.exit_code == 2 and not (tmp_path / "refused").exists()
     assert "no confinement for code is available here" in refused.output
     assert "--allow-unconfined-sandbox" in refused.output
-    assert runner.invoke(app, ["validate", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0"]).exit_code == 2
+    assert runner.invoke(app, ["validate", any_task.name, "--lengths", "8k", "--seeds", "0"]).exit_code == 2
     allowed = runner.invoke(app, [*args, "--out", str(tmp_path / "run"), "--allow-unconfined-sandbox"])
     assert allowed.exit_code == 0, allowed.output
     assert "sandbox: UNCONFINED (explicitly requested" in allowed.output
@@ -118,13 +118,13 @@ def test_run_refuses_to_run_code_unconfined_unless_asked(nothing_confines, tmp_p
     assert record["sandbox"] == "unconfined"
 
 
-def test_run_prints_the_sandbox_mode_once(tmp_path) -> None:
+def test_run_prints_the_sandbox_mode_once(any_task: Task, tmp_path) -> None:
     from mock_servers.sandbox import recorded_mode
 
     mode = recorded_mode()
     if mode is None:
         pytest.skip("no confinement here")
-    result = runner.invoke(app, ["run", "--tasks", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0",
+    result = runner.invoke(app, ["run", "--tasks", any_task.name, "--lengths", "8k", "--seeds", "0",
                                  "--agent", "noop", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0 and result.output.count("sandbox: ") == 1
     assert f"sandbox: {mode} (" in result.output

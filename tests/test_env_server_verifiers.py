@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from envs.core.registry import tasks
 from tests.env_server_support import free_port
 from tests.scripted_llm import ScriptedLLM, serve_scripted
 from tests.test_env_server import _start
@@ -110,5 +111,6 @@ def test_the_dataset_is_tasks_by_lengths_by_seeds_or_an_endless_stream(venv, env
     assert found["finite"] == expected
     assert found["finite_bounded"] and not found["endless_bounded"]
     assert found["endless"] == ["a@8k#50", "b@8k#50", "a@8k#51", "b@8k#51", "a@8k#52"]
-    assert f"{any_task.name}@8k#0" in found["every"]  # no tasks named: every task the server has
+    every = found["every"]  # no tasks named: every task the server lists, the shipped ones
+    assert f"{min(tasks())}@8k#0" in every and f"{any_task.name}@8k#0" not in every
     assert found["prompt"]  # a placeholder until the session's instruction replaces it

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from envs.core.registry import Task, tasks
+from envs.core.registry import Task
 from loca.core.http_limits import HttpLimits
 from loca.core.world import World, content_hash
 from mock_servers.serve import check_bind, http_guard, remote_names
@@ -34,8 +34,8 @@ INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {},
 
 
 @pytest.fixture(scope="module")
-def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    task: Task = tasks()[min(tasks())]
+def world_dir(tmp_path_factory: pytest.TempPathFactory, any_task: Task) -> Path:
+    task = any_task
     root = tmp_path_factory.mktemp("guards") / "world"
     task.generate(root, small_params(task), 0)
     return root

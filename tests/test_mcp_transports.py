@@ -15,15 +15,15 @@ from fastmcp import Client
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from envs.core.registry import Task, tasks
+from envs.core.registry import Task
 from loca.core.world import World
 from mock_servers.gateway import Gateway
 from tests.conftest import small_params
 
 
 @pytest.fixture(scope="module")
-def task() -> Task:
-    return tasks()[min(tasks())]
+def task(any_task: Task) -> Task:
+    return any_task
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from envs.core.registry import Task
 from loca.cli import main
 from loca.core.lengths import label
 from loca.report import ReportError, load, write_report
@@ -339,14 +340,14 @@ def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _loca(["report", str(a), "--trials-k", "0"]) == 2
 
 
-def test_a_real_run_reports(tmp_path: Path) -> None:
+def test_a_real_run_reports(any_task: Task, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    assert _loca(["run", "--tasks", "set_conf_cr_ddl", "--lengths", "8k", "--seeds", "0",
+    assert _loca(["run", "--tasks", any_task.name, "--lengths", "8k", "--seeds", "0",
                   "--strategy", "clear_tool_results", "--out", str(run)]) == 0
     written = write_report(load([run]), tmp_path / "o", plots=False)
     acc = (tmp_path / "o" / "tables" / "accuracy.csv").read_text().splitlines()
     assert acc[1].startswith("oracle,clear_tool_results,100,")
-    assert "set_conf_cr_ddl 0" in written.markdown.read_text()
+    assert f"{any_task.name} 0" in written.markdown.read_text()
 
 
 # --- what a person reads at a glance ------------------------------------------------------------

@@ -29,7 +29,7 @@ from loca.view.timeline import FOLD_CHARS, PREVIEW_CHARS
 from tests.http_probe import refused_past
 
 ROOT = Path(__file__).resolve().parent.parent
-TASK = "canvas_arrange_exam"
+TASK = "toy"  # the toy task (tests/toy)
 SMALL_WINDOW = """\
 context:
   max_context_tokens: 24000
@@ -70,7 +70,7 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    """The oracle on canvas_arrange_exam at 8k, seed 0: under ReAct, and with clearing firing."""
+    """The oracle on the toy task at 8k, seed 0: under ReAct, and with clearing firing."""
     root = tmp_path_factory.mktemp("view")
     (root / "small.yaml").write_text(SMALL_WINDOW)
     made = Runs(root / "react", root / "cleared")

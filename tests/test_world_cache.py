@@ -18,7 +18,7 @@ from envs.core.reuse import target_alias, world_key
 from loca.core.world import World, content_hash
 from loca.core.world_cache import LIMIT_ENV, WorldCache, world_cache
 
-TASK = "set_conf_cr_ddl"  # the quickest to build
+TASK = "toy"  # the toy task (tests/toy), the quickest to build
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def _damage(world: Path, how: str) -> None:
         os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     else:
         with sqlite3.connect(world / "state.sqlite") as conn:
-            conn.execute("UPDATE email_message SET subject = subject || '!' WHERE rowid = 1")
+            conn.execute("UPDATE kg_observation SET text = text || '!' WHERE rowid = 1")
 
 
 @pytest.mark.parametrize("damage", ["world deleted", "file missing", "file truncated", "byte flipped", "row"])

@@ -25,11 +25,12 @@ class SessionRequest(BaseModel):
     @field_validator("task")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from envs.core.registry import tasks
+        from envs.core.registry import get_task, tasks
 
-        known = tasks()
-        if name not in known:
-            raise ValueError(f"unknown task {name!r}; known: {', '.join(known)}")
+        try:
+            get_task(name)
+        except KeyError:
+            raise ValueError(f"unknown task {name!r}; known: {', '.join(tasks())}") from None
         return name
 
     @field_validator("length", mode="before")

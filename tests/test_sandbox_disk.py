@@ -4,6 +4,8 @@ followed); no file grows past the budget; an episode has a total, net of what ca
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loca.core.world import World
@@ -19,6 +21,7 @@ from mock_servers.sandbox import (
     open_execution,
 )
 from mock_servers.sandbox.disk import LEDGER, DiskLimits, usage
+from mock_servers.sandbox.launch import make_mount_points
 from tests.sandboxing import MODES, config_for, new_world, open_folder, require, run_python
 
 pytestmark = pytest.mark.sandbox  # runs code in the sandbox
@@ -79,6 +82,14 @@ def test_no_file_grows_past_the_budget(world: World, mode: str) -> None:
     run = run_python(world, mode, code, config={CONFIG_CALL_DISK: 1})
     assert run.stdout == "refused 27\n"  # EFBIG
     assert (world.workspace / "big.bin").stat().st_size == MiB
+
+
+def test_the_mount_points_of_an_interpreter_under_tmp_are_the_sandbox_s(tmp_path: Path) -> None:
+    """bubblewrap mounts a virtualenv that lives under /tmp inside the private /tmp: its folders
+    exist before a call's disk baseline, so a call that fills its budget exactly is not over it."""
+    make_mount_points(tmp_path, "/tmp/clone/.venv/bin/python")
+    make_mount_points(tmp_path, "/opt/venv/bin/python")
+    assert [str(p.relative_to(tmp_path)) for p in sorted(tmp_path.rglob("*"))] == ["clone", "clone/.venv"]
 
 
 def _write(name: str, size: int) -> str:

@@ -20,7 +20,7 @@ from mock_servers.core.files import DISPLAY_ROOT
 from mock_servers.sandbox.capture import Capture
 from mock_servers.sandbox.confine import stage
 from mock_servers.sandbox.disk import LEDGER, DiskGuard, DiskLimitExceeded, DiskLimits, add_spent, remove
-from mock_servers.sandbox.launch import INSIDE_TMP, Launcher, Limits, SandboxError
+from mock_servers.sandbox.launch import INSIDE_TMP, Launcher, Limits, SandboxError, make_mount_points
 from mock_servers.sandbox.mode import sandbox_mode
 from mock_servers.sandbox.process import Stage, run_pipeline
 
@@ -58,6 +58,8 @@ def open_execution(world: World, config: dict[str, Any], limits: Limits,
     with _world_lock(scratch / LOCK_FILE):
         private = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
         try:
+            if mode == "strong":
+                make_mount_points(private, interpreter(config))
             budget = disk.budget(ledger)
             execution = Execution(Launcher(mode, workspace, private, interpreter(config), limits,
                                            world.meta.tz, budget))

@@ -121,6 +121,15 @@ def interpreter_roots(interpreter: str) -> list[Path]:
     return roots
 
 
+def make_mount_points(tmp: Path, interpreter: str) -> None:
+    """Create in the private scratch `tmp` the folders bubblewrap mounts the interpreter on when
+    it lives under /tmp (a virtualenv in a clone under /tmp): they are the sandbox's, so they
+    exist before an execution's disk baseline instead of counting as what its call wrote."""
+    for root in interpreter_roots(interpreter):
+        if Path(INSIDE_TMP) in root.parents:
+            (tmp / root.relative_to(INSIDE_TMP)).mkdir(mode=0o755, parents=True, exist_ok=True)
+
+
 def _parents(path: Path, made: set[Path]) -> list[str]:
     """bwrap arguments creating the missing ancestors of a mount point, searchable by all."""
     args: list[str] = []

@@ -14,7 +14,7 @@ import typer
 from loca import __version__
 from loca.cache_cli import cache_app
 from loca.core.errors import BadInput
-from loca.core.lengths import TIERS, label, parse_length, parse_lengths, parse_seeds
+from loca.core.lengths import LONG_TIERS, MAX_TOKENS, TIERS, label, parse_length, parse_lengths, parse_seeds
 from scaffolds.budget import DEFAULTS_TEXT
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="LOCA gym: long-context agent environments of any size.")
 app.add_typer(cache_app, name="cache")
 DEBUG_FLAG = "--debug"
+LENGTHS_HELP = (f"comma-separated targets (8k, 1m, 50000) or groups: default ({TIERS[0]}..{TIERS[-1]}), "
+                f"long ({','.join(LONG_TIERS)}), all")
 
 
 def _show_version(shown: bool) -> None:
@@ -180,20 +182,26 @@ def _sandbox(allow_unconfined: bool = False) -> str:
 def tasks() -> None:
     """List the tasks: gym id, servers, scale parameter, and how many tools each exposes: all
     tools of its servers / the core ones / its own allow-list (`--tool-filter all|core|task`)."""
+    from envs.core.calibration import load_table
     from envs.core.registry import tasks as all_tasks
     from mock_servers.catalog import load
 
     catalog = load()
-    rows = [("task", "gym id", "tools all/core/task", "scale", "servers")]
+    rows = [("task", "gym id", "tools all/core/task", "scale", "calibrated", "servers")]
     for task in all_tasks().values():
         spec = task.spec
         tools = [info for server in spec.servers.values() for info in catalog[server].values()]
         core = sum(1 for info in tools if info["core"])
+        table = load_table(task)
+        targets = sorted(int(t) for t in table.entries) if table else []
+        calibrated = f"{label(targets[0])}..{label(targets[-1])} ({len(targets)})" if targets else "-"
         rows.append((spec.name, spec.env_id, f"{len(tools)}/{core}/{len(spec.tools)}", spec.scale.primary,
-                     ",".join(spec.servers)))
+                     calibrated, ",".join(spec.servers)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    typer.echo(f"\nlengths: default {','.join(TIERS)}; long (opt-in) {','.join(LONG_TIERS)}; "
+               f"any token count up to {MAX_TOKENS:,}")
 
 
 @app.command()
@@ -226,7 +234,7 @@ def generate(
     out: Annotated[Path, typer.Option(
         help="one world: the world directory (replaced if present); in bulk: the dataset "
              "directory (rerun to build only what is missing)")],
-    length: Annotated[str | None, typer.Option(help="one world: token target, 8k..256k or a number [8k]")] = None,
+    length: Annotated[str | None, typer.Option(help="one world: token target, 8k..2m or a number [8k]")] = None,
     seed: Annotated[int | None, typer.Option(help="one world: its seed [0]")] = None,
     lengths: Annotated[str | None, typer.Option(
         help="in bulk: comma-separated targets [8k]; each world in OUT/<length>/<seed>/")] = None,
@@ -304,7 +312,7 @@ def _generate_bulk(spec: Task, out: Path, targets: list[int], seed_list: list[in
 @app.command()
 def calibrate(
     task: str,
-    lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
+    lengths: Annotated[str, typer.Option(help=LENGTHS_HELP)] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
     model_only: Annotated[bool, typer.Option(help="only refit the length model of the shipped table")] = False,
 ) -> None:
@@ -338,7 +346,7 @@ def calibrate(
 @app.command()
 def validate(
     tasks: Annotated[str, typer.Argument(help="a task, several joined by commas, or all")],
-    lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
+    lengths: Annotated[str, typer.Option(help=LENGTHS_HELP)] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
     processes: Annotated[int, typer.Option(min=1, help="worlds validated in parallel")] = 1,
 ) -> None:
@@ -490,7 +498,7 @@ def run(
     tasks: Annotated[str, typer.Option(help="comma-separated task names, or all")] = "all",
     agent: Annotated[str, typer.Option(
         help="oracle, noop, mutant:NAME, openai:MODEL, anthropic:MODEL or profile:ID")] = "oracle",
-    lengths: Annotated[str, typer.Option(help="comma-separated targets")] = ",".join(TIERS),
+    lengths: Annotated[str, typer.Option(help=LENGTHS_HELP)] = ",".join(TIERS),
     seeds: Annotated[str, typer.Option(help="e.g. 0-4")] = "0-4",
     trials: Annotated[int, typer.Option(min=1, help="episodes per task, length and seed")] = 1,
     out: Annotated[Path, typer.Option(

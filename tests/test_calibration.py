@@ -48,3 +48,26 @@ def test_table_entries_are_used_without_searching(any_task: Task, monkeypatch: p
     assert table is not None
     params = asyncio.run(params_for(any_task, 64_000, 2))
     assert params == table.entries["64000"]["2"].params
+
+
+def test_with_a_length_model_calibration_aims_instead_of_searching(any_task: Task,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unseen (target, seed) is calibrated from the model's prediction and its corrections,
+    a few builds, to within half the tolerance; the search is not needed."""
+    table = load_table(any_task)
+    assert table is not None and table.model is not None
+    builds = []
+    measure = calibration.measure_params
+
+    async def counted(*args: object, **kwargs: object) -> int:
+        builds.append(args[1])
+        return await measure(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def no_search(*args: object, **kwargs: object) -> None:
+        raise AssertionError("searched although the model aimed within the tolerance")
+
+    monkeypatch.setattr(calibration, "measure_params", counted)
+    monkeypatch.setattr(calibration, "search", no_search)
+    entry = asyncio.run(calibrate_one(any_task, 21_000, seed=23))
+    assert abs(entry.measured - 21_000) <= 0.025 * 21_000
+    assert 1 <= len(builds) <= calibration.MODEL_BUILDS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +91,52 @@ def params_key(task: Task, params: dict[str, int]) -> tuple[tuple[str, int], ...
 
 async def calibrate_one(task: Task, target: int, seed: int, tolerance: float = TOLERANCE,
                         work_dir: Path | None = None) -> Entry:
-    """Search the primary parameter (largest value whose world stays at or under the target),
-    then the fine one (when the primary alone lands more than half the tolerance away), until the
-    measured length is within `tolerance` of the target."""
-    entry, _ = await search(task, target, seed, tolerance, work_dir)
+    """The parameters of (target, seed) whose world measures within `tolerance` of the target:
+    aimed by the task's length model when its table has one (within half the tolerance, a
+    few builds), else, or when that misses, searched: the largest primary value whose world
+    stays at or under the target, then the fine one (when the primary alone lands more than
+    half the tolerance away)."""
+    table = load_table(task)
+    known: dict[tuple[tuple[str, int], ...], int] = {}
+    with tempfile.TemporaryDirectory(prefix="loca-cal-", dir=work_dir) as tmp:
+        async def measure(params: dict[str, int]) -> int:
+            known[params_key(task, params)] = size = await measure_params(task, params, seed, Path(tmp))
+            return size
+
+        if table is not None and table.model is not None:
+            aimed = await _aim(task, table, target, seed, measure, tolerance / 2)
+            if aimed is not None and _within(aimed[1], target, tolerance / 2):
+                return Entry(params=aimed[0], measured=aimed[1])
+    entry, _ = await search(task, target, seed, tolerance, work_dir, known)
     return entry
+
+
+async def _aim(task: Task, table: Table, target: int, seed: int,
+               measure: Callable[[dict[str, int]], Awaitable[int]],
+               tolerance: float) -> tuple[dict[str, int], int] | None:
+    """Builds guided by the table's length model: the parameters its seeds landed with at a
+    tabled target, else the model's prediction (moved by the seed's own sketch when the
+    generator makes one), then corrections while the world misses `tolerance`, `MODEL_BUILDS`
+    builds at most. The last parameters built and their size; None without a model."""
+    model = table.model
+    if model is None:
+        return None
+    params = _tier_params(task, table, target) or model.predict(task, target)
+    features = task.length_features(params, seed) if model.features else None
+    if features is not None:  # aimed with the seed's own sketch before anything is built
+        params = model.correct(task, params, round(model.estimate(features)), target)
+    tried = {params_key(task, params)}
+    size = await measure(params)
+    for _ in range(MODEL_BUILDS - 1):
+        if _within(size, target, tolerance):
+            break
+        corrected = model.correct(task, params, size, target)
+        if params_key(task, corrected) in tried:
+            break
+        params = corrected
+        tried.add(params_key(task, params))
+        size = await measure(params)
+    return params, size
 
 
 async def search(task: Task, target: int, seed: int, tolerance: float = TOLERANCE,
@@ -190,20 +231,14 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
     if entry is not None:
         return (await build(entry.params))[0]
     world: World | None = None
-    size = 0
-    if table is not None and table.model is not None:
-        params = _tier_params(task, table, target) or table.model.predict(task, target)
-        features = task.length_features(params, seed) if table.model.features else None
-        if features is not None:  # aimed with the seed's own sketch before anything is built
-            params = table.model.correct(task, params, round(table.model.estimate(features)), target)
+
+    async def measure(params: dict[str, int]) -> int:
+        nonlocal world
         world, size = await build(params)
-        for _ in range(MODEL_BUILDS - 1):
-            if _within(size, target, tolerance):
-                break
-            params = table.model.correct(task, params, size, target)
-            if params_key(task, params) in tried:
-                break
-            world, size = await build(params)
+        return size
+
+    aimed = await _aim(task, table, target, seed, measure, tolerance) if table is not None else None
+    size = aimed[1] if aimed is not None else 0
     if world is not None and _within(size, target, tolerance):
         return world
     found, probes = await search(task, target, seed, tolerance, known=tried)

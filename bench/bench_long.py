@@ -6,7 +6,8 @@
 Per task, in fresh processes with the world cache off (every world built, as a new seed's
 first reset): the reset at 1m and at 2m for table seeds (median over `--seeds`), with the builds
 it took and the measured length; then the peak memory of one whole 2m episode (reset, the oracle
-in the agent loop, the verdict) in a process of its own."""
+in the agent loop, the verdict) in a process of its own; and the measure step's tokenizer time per
+token at 256k and at 2m (equal when the work is linear in the world's size)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,30 @@ env.close()
 print(json.dumps(rows))
 """
 
+_TOKENIZER = """
+import asyncio, json, sys, tempfile, time
+from pathlib import Path
+from envs.core.build import dispatcher, drive, tool_list
+from envs.core.calibration import build_to_target
+from envs.core.registry import get_task
+from loca.core.lengths import parse_length
+from loca.core.tokens import encoding
+from mock_servers.gateway import Gateway
+task = get_task(sys.argv[1])
+rates = {}
+with tempfile.TemporaryDirectory() as tmp:
+    for tier in sys.argv[2:]:
+        world = asyncio.run(build_to_target(task, Path(tmp) / tier, parse_length(tier), 0))
+        gateway = Gateway(world, task.spec.servers, config={"audit": False})
+        replies, _ = asyncio.run(drive(task.spec.read_set("", tool_list(gateway)), dispatcher(gateway)))
+        gateway.close()
+        texts = [r.text for r in replies]
+        t = time.perf_counter()
+        tokens = sum(len(ids) for ids in encoding().encode_ordinary_batch(texts))
+        rates[tier] = (time.perf_counter() - t) / tokens * 1e6
+print(json.dumps(rates))
+"""
+
 _EPISODE = """
 import asyncio, json, resource, sys, tempfile, time
 from pathlib import Path
@@ -73,6 +98,9 @@ def task_row(task: str, seeds: str) -> str:
         worst = max(abs(r["tokens"] - r["target"]) / r["target"] for r in rows)
         cells += [f"{statistics.median(r['s'] for r in rows):.2f}", f"{max(r['s'] for r in rows):.2f}",
                   f"{max(r['builds'] for r in rows)}", f"{100 * worst:.1f}%"]
+    rates = child(_TOKENIZER, task, "256k", "2m")
+    assert isinstance(rates, dict)
+    cells.append(f"{rates['256k']:.2f} → {rates['2m']:.2f}")
     episode = child(_EPISODE, task, "2m")
     assert isinstance(episode, dict)
     cells += [f"{episode['peak_mb']:.0f}", f"{episode['s']:.1f}", "pass" if episode["passed"] else
@@ -90,10 +118,12 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [SECTION, "", f"{os.cpu_count()} cores; load average at the start {load}. Fresh processes, world cache "
              f"off (every world built); resets over table seeds {args.seeds} (median and max s, most builds, "
-             "largest deviation from the target); the 2m episode: the oracle in the agent loop, seed 0, "
-             "peak resident memory of its process (reset, every tool call, the verdict).", "",
+             "largest deviation from the target); the measure step's tokenizer time per token of the read "
+             "set's replies at 256k and at 2m (flat: linear in the world's size); the 2m episode: the oracle in "
+             "the agent loop, seed 0, peak resident memory of its process (reset, every tool call, the verdict).", "",
              "| task | 1m reset s | 1m max s | builds | dev | 2m reset s | 2m max s | builds | dev "
-             "| 2m episode peak MB | episode s | oracle |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| tokenizer µs/token 256k → 2m | 2m episode peak MB | episode s | oracle |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         lines.append(task_row(name, args.seeds))
         print(lines[-1], flush=True)

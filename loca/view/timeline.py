@@ -66,9 +66,8 @@ def read_timeline(path: Path) -> Timeline:
 def _read(path: str, _mtime_ns: int, _size: int) -> Timeline:
     timeline = Timeline(path=Path(path), header={})
     builder = _Builder(timeline)
+    # the last line that was not an event, reported once a next line shows it was not the last
     bad: tuple[int, str] | None = None
-    """The last line that was not an event, reported once the next line shows it was not the
-    last."""
     offset = number = 0
     with open(path, "rb") as fh:
         for raw in fh:  # one line at a time: only the index outlives the line

@@ -65,7 +65,8 @@ class Price(BaseModel):
         pairs = {"input": (self.input, long.input), "output": (self.output, long.output),
                  "cached_input": (self.cached_input, long.cached_input)}
         if long.cache_write is not None:
-            pairs["cache_write"] = (self.cache_write or self.input, long.cache_write)
+            base_write = self.input if self.cache_write is None else self.cache_write
+            pairs["cache_write"] = (base_write, long.cache_write)
         for name, (base, higher) in pairs.items():
             if higher < base:
                 raise ValueError(f"long_context {name} {higher} is below the base rate {base}")

@@ -26,6 +26,7 @@ sys.path[:0] = [str(ROOT.parent), str(ROOT)]
 
 from results import put_section  # noqa: E402  (a sibling script, not a package)
 
+from loca.core.lengths import label  # noqa: E402
 from scaffolds.clients import Sampling  # noqa: E402
 from scaffolds.context import ContextPipeline, choose  # noqa: E402
 from scaffolds.ledger import Ledger  # noqa: E402
@@ -40,11 +41,15 @@ from scaffolds.messages import (  # noqa: E402
 SECTION = "## Context management: harness overhead per turn"
 MEASURED_TURNS = 60
 SETUPS = {
+    "react, W=2M (nothing fires; the view is the whole ledger)": ("react", 2_000_000),
     "react, W=1M (nothing fires; the view is the whole ledger)": ("react", 1_000_000),
     "react, W=128K (hard truncation every turn)": ("react", 128_000),
     "clear_tool_results+compaction, W=128K (scripted summary)":
         ("clear_tool_results+compaction", 128_000),
 }
+GROWTH_WINDOW = 4_000_000
+"""The growth table's window: its input budget is above every ledger there, so nothing fires."""
+GROWTH_LEDGERS = (32_000, 64_000, 128_000, 256_000, 512_000, 1_000_000, 2_000_000)
 
 
 class Episode:
@@ -96,8 +101,8 @@ async def measure(strategy: str, window: int, ledger_tokens: int, new: int) -> d
 def table(rows: list[tuple[str, dict[str, Any]]], first: str) -> list[str]:
     lines = [f"| {first} | prepare median ms | prepare p95 ms | append median ms | view messages "
              f"| ledger messages |", "|---|---|---|---|---|---|"]
-    for label, r in rows:
-        lines.append(f"| {label} | {r['prepare_ms']:.3f} | {r['p95_ms']:.3f} | "
+    for name, r in rows:
+        lines.append(f"| {name} | {r['prepare_ms']:.3f} | {r['p95_ms']:.3f} | "
                      f"{r['append_ms']:.3f} | {r['view']} | {r['messages']} |")
     return lines
 
@@ -109,9 +114,10 @@ async def main_async(write: bool) -> None:
     rows = [(label, await measure(s, w, 256_000, 1000)) for label, (s, w) in SETUPS.items()]
     lines += ["", "### At a 256K-token ledger, 1,000 new tokens per turn", "",
               *table(rows, "setup")]
-    rows = [(f"{size // 1000}K", await measure("react", 1_000_000, size, 1000))
-            for size in (32_000, 64_000, 128_000, 256_000, 512_000)]
-    lines += ["", "### Growth with the ledger's size (react, W=1M, 1,000 new tokens per turn)", "",
+    rows = [(label(size).upper(), await measure("react", GROWTH_WINDOW, size, 1000))
+            for size in GROWTH_LEDGERS]
+    lines += ["", f"### Growth with the ledger's size (react, W={label(GROWTH_WINDOW).upper()}, so the "
+              "view is the whole ledger; 1,000 new tokens per turn)", "",
               *table(rows, "ledger tokens")]
     rows = [(f"{new:,}", await measure("clear_tool_results+compaction", 128_000, 256_000, new))
             for new in (250, 1000, 4000, 16000)]

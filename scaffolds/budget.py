@@ -11,6 +11,7 @@ its help without loading them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 Trigger = int | float
 
@@ -43,9 +44,10 @@ class Budget:
                 f"{self.reserve:,} - margin M {self.margin:,})")
 
     def tokens(self, trigger: Trigger) -> int:
-        """The trigger as a token count."""
+        """The trigger as a token count. A fraction is taken as the decimal it is written as
+        (0.009 of 1,500,000 is 13,500, where binary floats give 13,499.99...)."""
         if isinstance(trigger, float):
-            return int(trigger * self.input_budget)
+            return int(Fraction(repr(trigger)) * self.input_budget)
         return trigger
 
     def over(self, predicted: int, trigger: Trigger) -> bool:

@@ -26,6 +26,21 @@ DEFAULT_KEY_ENV: dict[Provider, str] = {"openai_compat": "OPENAI_API_KEY",
 _PER_MILLION = 1_000_000
 
 
+class LongContextPrice(BaseModel):
+    """The higher rates a provider charges for a request whose prompt is over a size (USD per
+    million tokens)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    above_input_tokens: int = Field(gt=0)
+    """The rates apply to a request with more prompt tokens than this (cache reads and writes
+    included)."""
+    input: float = Field(ge=0)
+    cached_input: float = Field(ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+    output: float = Field(ge=0)
+
+
 class Price(BaseModel):
     """USD per million tokens."""
 
@@ -39,15 +54,41 @@ class Price(BaseModel):
     output: float = Field(ge=0)
     """Reasoning included."""
     effective: dt.date
+    long_context: LongContextPrice | None = None
+    """Rates for a long prompt; None: the same rates at every prompt size."""
+
+    @model_validator(mode="after")
+    def _long_context_costs_more(self) -> Price:
+        long = self.long_context
+        if long is None:
+            return self
+        pairs = {"input": (self.input, long.input), "output": (self.output, long.output),
+                 "cached_input": (self.cached_input, long.cached_input)}
+        if long.cache_write is not None:
+            base_write = self.input if self.cache_write is None else self.cache_write
+            pairs["cache_write"] = (base_write, long.cache_write)
+        for name, (base, higher) in pairs.items():
+            if higher < base:
+                raise ValueError(f"long_context {name} {higher} is below the base rate {base}")
+        return self
+
+    def rates_for(self, prompt_tokens: int) -> Price | LongContextPrice:
+        """The rates one request with `prompt_tokens` prompt tokens is charged at."""
+        long = self.long_context
+        return long if long is not None and prompt_tokens > long.above_input_tokens else self
 
     def cost_usd(self, usage: Usage) -> float:
         """Cost of one call's usage. `usage.input_tokens` holds every prompt token, cache reads
-        and writes included; those two are charged at their own rates."""
+        and writes included; those two are charged at their own rates. With a long-context
+        tier, a call whose prompt is over its threshold is charged the higher rates for all of
+        its tokens, input and output; each call is priced by its own prompt (a provider's
+        "session" is one request here: the gym sends the whole context with every call)."""
+        rates = self.rates_for(usage.input_tokens)
         cached, written = usage.cached_input_tokens, usage.cache_write_tokens
         uncached = max(0, usage.input_tokens - cached - written)
-        write_rate = self.input if self.cache_write is None else self.cache_write
-        return (uncached * self.input + cached * self.cached_input + written * write_rate
-                + usage.output_tokens * self.output) / _PER_MILLION
+        write_rate = rates.input if rates.cache_write is None else rates.cache_write
+        return (uncached * rates.input + cached * rates.cached_input + written * write_rate
+                + usage.output_tokens * rates.output) / _PER_MILLION
 
 
 class ModelProfile(BaseModel):

@@ -12,7 +12,7 @@ from typing import Any
 from loca.core.lengths import label
 from loca.records import Episode, EpisodeRecord, StoredRun, load_run
 from loca.records.load import EPISODES, MANIFEST, RUN_JSON
-from loca.view.timeline import Timeline, folded, read_timeline, whole
+from loca.view.timeline import Timeline, pooled, read_timeline, whole
 
 FILTERS = ("task", "length", "agent", "strategy", "terminal_state", "passed")
 """Row fields the episode table filters on (exact match)."""
@@ -151,7 +151,9 @@ class Catalog:
                 "error": record.error.model_dump(mode="json", by_alias=True) if record and record.error else None,
                 "world_dir": record.world_dir if record else None,
                 "header": {k: header.get(k) for k in ("format", "config", "prompts", "env", "client") if k in header},
-                "tools": timeline.tools if timeline else {}, "series": timeline.series if timeline else [],
+                "tools": timeline.tools if timeline else {},
+                "series": pooled(timeline.series) if timeline else [],
+                "calls": len(timeline.series) if timeline else 0,
                 "terminal": timeline.terminal if timeline else None,
                 "entries": len(timeline.entries) if timeline else 0, "problems": problems}
 
@@ -159,14 +161,18 @@ class Catalog:
         """One page of an episode's timeline, long texts folded."""
         offset, limit = _page(query)
         timeline = self.episode(key).timeline()
-        page = timeline.entries[offset:offset + limit]
-        return {"total": len(timeline.entries), "offset": offset, "items": [folded(e) for e in page]}
+        return {"total": len(timeline.entries), "offset": offset,
+                "items": timeline.entries[offset:offset + limit]}
 
     def message(self, key: str, mid: str) -> dict[str, Any]:
         """One message entry in full."""
         timeline = self.episode(key).timeline()
         try:
-            index = timeline.by_mid[int(mid)]
+            number = int(mid)
+            timeline.by_mid[number]
         except (KeyError, ValueError):
             raise NotFound(f"episode {key} has no message {mid!r}") from None
-        return whole(timeline.entries[index])
+        try:
+            return whole(timeline, number)
+        except ValueError as exc:
+            raise NotFound(f"episode {key}: {exc}") from None

@@ -182,7 +182,8 @@ function drawChart(series, window) {
     const point = s("circle", {class: "point", cx: x(i), cy: y(p.predicted || 0), r: 4, "data-turn": p.turn,
                                "data-tokens": p.predicted},
                     s("title", {}, `turn ${p.turn}: ${fmt(p.predicted)} tokens, ${fmt(p.view_messages)} messages ` +
-                                   "in view (click: go to the turn)"));
+                                   (p.calls ? `in view, the largest of ${p.calls} calls pooled here ` : "in view ") +
+                                   "(click: go to the turn)"));
     point.addEventListener("click", () => goToTurn(p.turn).catch(fail));
     svg.append(point);
     if (p.fired.length) {
@@ -192,7 +193,8 @@ function drawChart(series, window) {
     }
   });
   $("#chart").replaceChildren(svg, h("p", {class: "meta"},
-    "predicted request size before each model call; ▼ a strategy fired before it (hover for what it freed)"));
+    "predicted request size before each model call; ▼ a strategy fired before it (hover for what it freed)" +
+    (series.some((p) => p.calls) ? "; long episodes pool runs of calls into their largest" : "")));
 }
 
 async function goToTurn(turn) {

@@ -78,7 +78,9 @@ TASK = TaskSpec(
     summary="final-exam timetable from Canvas announcements and e-mails into a sheet",
     servers={"canvas": "canvas", "email": "email", "excel": "excel", "filesystem": "filesystem",
              "python_execute": "python_execute", "memory": "memory", "claim_done": "claim_done"},
-    scale=Scale(primary="num_courses", lo=6, hi=400, fine="num_distractor_emails"),
+    # Each course costs the agent one listing call (the agent loop allows 500 calls), so courses
+    # stop at 400; the longer tiers grow by notes (`num_notes`), which share that listing.
+    scale=Scale(primary="num_courses", lo=6, hi=400, fine="num_notes"),
     instruction=instruction,
     read_set=read_set,
     outputs=(SCHEDULE,),

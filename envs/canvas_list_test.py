@@ -122,7 +122,10 @@ TASK = TaskSpec(
     summary="open quizzes and assignments, minus exempted courses, into two CSV files",
     servers={"canvas": "canvas", "memory": "memory", "filesystem": "filesystem",
              "python_execute": "python_execute", "claim_done": "claim_done"},
-    scale=Scale(primary="num_courses", lo=4, hi=400, fine="num_notes"),
+    # Each course costs the agent about five tool calls, so courses stop at the 256K tier's count
+    # (the agent loop allows 500 calls); the longer tiers grow by notes (`num_notes`), which
+    # share the course's announcement listing.
+    scale=Scale(primary="num_courses", lo=4, hi=76, fine="num_notes"),
     instruction=instruction,
     read_set=read_set,
     outputs=(QUIZZES, ASSIGNMENTS),

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from datetime import date, time
 
 import pytest
 from openpyxl import load_workbook
 
 from envs.canvas_arrange_exam import SCHEDULE, TBD
+from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from generators.canvas_arrange_exam.plan import plan_world, truth_rows
 from generators.common import seeded_faker
@@ -211,3 +213,42 @@ def test_unreadable_workbook_fails_cleanly(solved: World) -> None:
     assert not verdict.passed and not verdict.errored
     assert "file_header" in verdict.failed_names()
 
+
+
+def test_notes_never_shift_the_answer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Plain announcements add length only: same answer, same other rows, and a world without
+    them records no `num_notes` (its identity from before the knob)."""
+    bare = TASK.generate(tmp_path / "bare", {"num_courses": 12}, 1)
+    noted = TASK.generate(tmp_path / "noted", {"num_courses": 12, "num_notes": 150}, 1)
+    assert bare.meta.params == {"num_courses": 12, "num_distractor_emails": 12}
+    assert noted.meta.params == {**bare.meta.params, "num_notes": 150}
+    assert noted.read_truth()["answer"] == bare.read_truth()["answer"]
+    count = "SELECT count(*) FROM canvas_discussion_topic"
+    assert _rows(noted, count)[0][0] == _rows(bare, count)[0][0] + 150
+    assert _rows(noted, "SELECT * FROM email_message") == _rows(bare, "SELECT * FROM email_message")
+    welcome = "SELECT max(posted_at) FROM canvas_discussion_topic WHERE title LIKE 'Welcome to %'"
+    notes = "SELECT min(posted_at) FROM canvas_discussion_topic WHERE title IN ('Guest lecture', 'Study session')"
+    assert _rows(noted, welcome)[0][0] < _rows(noted, notes)[0][0]
+
+
+@pytest.mark.slow
+def test_longest_tier_fits_the_tool_call_limit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """At the top of the scale, with the notes of a 2.3M world, the read set stays well within
+    the agent loop's 500 tool calls (one listing per course, e-mail pages of 50)."""
+    params = {"num_courses": TASK.spec.scale.hi, "num_notes": 12_800}
+    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    assert world.meta.env_description_tokens > 2_250_000
+    gateway = Gateway(world, TASK.spec.servers)
+    try:
+        replies, _ = asyncio.run(drive(TASK.spec.read_set("", tool_list(gateway)), dispatcher(gateway)))
+    finally:
+        gateway.close()
+    assert len(replies) <= 430
+
+
+def _rows(world: World, query: str) -> list[tuple[object, ...]]:
+    con = sqlite3.connect(world.state_path)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()

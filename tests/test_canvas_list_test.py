@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from envs.canvas_list_test import ASSIGNMENTS, DEADLINE, EXAMPLE, QUIZZES, SCORE_NOTE
+from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from generators.canvas_list_test import _render
 from generators.canvas_list_test.plan import NOW, WorldPlan, plan_world, ties_disagree, truth_rows
@@ -24,6 +25,7 @@ from loca.core.outputs import TableFile
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
+from mock_servers.gateway import Gateway
 from tests.harness import task_call
 
 TASK = get_task("canvas_list_test")
@@ -269,3 +271,19 @@ def test_side_effects_are_caught_but_scratch_files_are_allowed(solved: World, to
             strict=True))
     _call(solved, tool, **args)
     assert _failed(solved) == ["no_side_effects"]
+
+
+@pytest.mark.slow
+def test_longest_tier_fits_the_tool_call_limit(tmp_path: Path) -> None:
+    """At the top of the scale, with the notes of a 2.3M world, the read set (per course: its
+    announcement pages, quizzes, assignments and one check per item) stays within the agent
+    loop's 500 tool calls."""
+    params = {"num_courses": TASK.spec.scale.hi, "num_notes": 14_300}
+    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    assert world.meta.env_description_tokens > 2_250_000
+    gateway = Gateway(world, TASK.spec.servers)
+    try:
+        replies, _ = asyncio.run(drive(TASK.spec.read_set("", tool_list(gateway)), dispatcher(gateway)))
+    finally:
+        gateway.close()
+    assert len(replies) <= 470

@@ -2,7 +2,9 @@
 instructor e-mails, to be compiled into `exam_schedule.xlsx`.
 
 Scale: `num_courses` (primary); `num_distractor_emails` follows from it (4 + ceil(0.6 n)) unless
-calibration sets it to land on a length target.
+calibration sets it. `num_notes` (the fine knob, default 0) adds plain course announcements: they
+carry the long tiers, since each course costs the agent a tool call while a course's notes come
+in the same listing (a 2M world thus stays within the agent loop's tool-call limit).
 
 Every draw comes from the world's named RNG streams; Faker is seeded from one of them and only its
 name/text providers are used (its date providers read the wall clock)."""
@@ -12,10 +14,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from faker import Faker
+from jinja2 import Template
 from openpyxl import Workbook
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
@@ -53,11 +57,19 @@ class Params(BaseModel):
 
     num_courses: int = Field(ge=TASK.scale.lo, le=TASK.scale.hi)
     num_distractor_emails: int | None = Field(default=None, ge=0)
+    num_notes: int = Field(default=0, ge=0)
 
     def resolved(self) -> dict[str, int]:
         extra = self.num_distractor_emails
         return {"num_courses": self.num_courses,
-                "num_distractor_emails": default_distractors(self.num_courses) if extra is None else extra}
+                "num_distractor_emails": default_distractors(self.num_courses) if extra is None else extra,
+                "num_notes": self.num_notes}
+
+
+def identity(params: dict[str, int]) -> dict[str, int]:
+    """The params a world records: `num_notes` only when it adds notes, so that worlds without
+    notes keep the identity (and content hash) they had before the knob existed."""
+    return {k: v for k, v in params.items() if k != "num_notes" or v}
 
 
 def resolve_params(params: dict[str, object]) -> dict[str, int]:
@@ -112,8 +124,14 @@ def _changes(rng: random.Random, before: ExamDetails, after: ExamDetails) -> str
     return "\n".join(lines)
 
 
+@cache
+def _template(name: str) -> Template:
+    """A template, loaded once (the environment would check the file's time at every use)."""
+    return _TEMPLATES.get_template(name)
+
+
 def _render(template: str, /, **values: object) -> str:
-    return _TEMPLATES.get_template(template).render(**values).strip()
+    return _template(template).render(**values).strip()
 
 
 # ---------------------------------------------------------------- world building
@@ -128,6 +146,24 @@ class _Clock:
 
     def before_now(self, rng: random.Random, lo_days: float, hi_days: float) -> datetime:
         return self.now_local - timedelta(minutes=rng.randint(int(lo_days * 1440), int(hi_days * 1440)))
+
+
+NOTE_KINDS = ("office_hours", "reading", "lab", "guest", "study")
+NOTE_TITLES = {"office_hours": "Office hours moved this week", "reading": "Reading for next week",
+               "lab": "Lab session cancelled", "guest": "Guest lecture", "study": "Study session"}
+GUESTS = ("Dr. Lena Ortiz", "Prof. Sam Whitfield", "Dr. Amara Okafor", "Prof. Jun Tanaka")
+
+
+def _note(rng: random.Random, clock: _Clock) -> tuple[datetime, str, str]:
+    """A plain announcement (no exam, date or credit the task asks for), posted after every
+    course's welcome."""
+    kind = rng.choice(NOTE_KINDS)
+    day = clock.now_local + timedelta(days=rng.randint(1, 14))
+    text = _render("note.j2", kind=kind, chapter=rng.randint(2, 14), day=f"{day:%A, %B} {day.day}",
+                   weekday=f"{day:%A}", hour=f"{rng.randint(3, 7)} PM", guest=rng.choice(GUESTS),
+                   office_hours=f"{rng.choice(WEEKDAYS)} {rng.randint(1, 4)}-{rng.randint(5, 6)} PM",
+                   office=f"Room {rng.randint(100, 499)}, {rng.choice(['Hamilton Hall', 'Baker Hall'])}")
+    return clock.before_now(rng, 0.1, 37), NOTE_TITLES[kind], text
 
 
 def _course_topics(rng: random.Random, clock: _Clock, c: CoursePlan) -> list[tuple[datetime, str, str]]:
@@ -259,31 +295,35 @@ def _pagination_trap(mails: list[_Mail]) -> None:
 
 
 def _write_canvas(session: Session, plan: WorldPlan, clock: _Clock, rng: random.Random,
-                  salt_rng: random.Random) -> dict[str, object]:
+                  salt_rng: random.Random, notes_rng: random.Random, num_notes: int) -> dict[str, object]:
     account = canvas.add_account(session, name=plan.university)
     student = canvas.add_user(session, name=plan.student.name, login_id=plan.student.email,
                               email=plan.student.email, password=_secret(salt_rng),
                               salt=_secret(salt_rng), time_zone=plan.zone)
-    teachers = {}
-    for person in sorted({c.instructor for c in plan.courses}, key=lambda p: p.email):
-        teachers[person.email] = canvas.add_user(
-            session, name=person.name, login_id=person.email, email=person.email,
-            password=_secret(salt_rng), salt=_secret(salt_rng), time_zone=plan.zone)
+    assert student.id is not None
+    instructors = sorted({c.instructor for c in plan.courses}, key=lambda p: p.email)
+    canvas.add_users(session, [{"id": student.id + i, "name": p.name, "login_id": p.email, "email": p.email,
+                                "password": _secret(salt_rng), "salt": _secret(salt_rng),
+                                "time_zone": plan.zone} for i, p in enumerate(instructors, start=1)])
+    teachers = {p.email: student.id + i for i, p in enumerate(instructors, start=1)}
     start = clock.utc(clock.now_local - timedelta(days=40))
     end = clock.utc(clock.now_local + timedelta(days=75))
+    per_course = [_course_topics(rng, clock, c) for c in plan.courses]
+    for _ in range(num_notes):
+        per_course[notes_rng.randrange(len(plan.courses))].append(_note(notes_rng, clock))
     courses, enrollments, topics = [], [], []
-    for course_id, c in enumerate(plan.courses, start=1):
+    for course_id, (c, course_topics) in enumerate(zip(plan.courses, per_course, strict=True), start=1):
         courses.append({"id": course_id, "account_id": account.id, "name": c.name,
                         "course_code": c.code, "workflow_state": "available", "start_at": start,
                         "end_at": end, "time_zone": plan.zone, "is_public": False,
                         "term": "Spring 2025"})
         teacher = teachers[c.instructor.email]
-        for user_id, kind in ((student.id, "StudentEnrollment"), (teacher.id, "TeacherEnrollment")):
+        for user_id, kind in ((student.id, "StudentEnrollment"), (teacher, "TeacherEnrollment")):
             enrollments.append({"course_id": course_id, "user_id": user_id, "type": kind,
                                 "enrollment_state": "active"})
-        for posted, title, message in sorted(_course_topics(rng, clock, c)):
+        for posted, title, message in sorted(course_topics):
             topics.append({"course_id": course_id, "title": title, "message": message,
-                           "posted_at": clock.utc(posted), "author_id": teacher.id,
+                           "posted_at": clock.utc(posted), "author_id": teacher,
                            "is_announcement": True, "published": True})
     bulk_insert(session, CanvasCourse, courses)
     bulk_insert(session, CanvasEnrollment, enrollments)
@@ -337,13 +377,14 @@ def generate(root: Path, params: dict[str, object], seed: int,
     fake = seeded_faker(rngs.stream("faker"))
     plan = plan_world({name: rngs.stream(name) for name in ("courses", "people", "modifiers")},
                       fake, p["num_courses"], p["num_distractor_emails"], LOCAL_NOW.date(), zone)
-    meta = WorldMeta(task=TASK.name, seed=seed, params=p, now=now_utc.isoformat(), tz=zone,
+    meta = WorldMeta(task=TASK.name, seed=seed, params=identity(p), now=now_utc.isoformat(), tz=zone,
                      target_tokens=target_tokens, generator_version=VERSION)
     world, db = create_world(root, meta, TASK.servers.values())
     mails = _mails(rngs.stream("mail"), rngs.stream("distractors"), plan, clock, fake)
     with db.write() as session:
         world.meta.accounts["canvas"] = _write_canvas(session, plan, clock, rngs.stream("topics"),
-                                                      rngs.stream("secrets"))
+                                                      rngs.stream("secrets"), rngs.stream("notes"),
+                                                      p["num_notes"])
         world.meta.accounts["email"] = _write_mail(session, plan, mails, clock, rngs.stream("secrets2"))
         _write_profile(session, plan, rngs.stream("profile"))
     _write_workspace(world)

@@ -130,7 +130,7 @@ TASK = TaskSpec(
     version=0,
     summary="growth rates of raw market series and a weighted, unit-converted internal category",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_raw_categories", lo=6, hi=700, fine="num_internal"),
+    scale=Scale(primary="num_raw_categories", lo=6, hi=1360, fine="num_internal"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REPORT,),

@@ -123,7 +123,7 @@ TASK = TaskSpec(
     version=0,
     summary="count and classify each team's back-to-back games from a long schedule sheet",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_games", lo=120, hi=12000),
+    scale=Scale(primary="num_games", lo=120, hi=75000),
     instruction=instruction,
     read_set=read_set,
     outputs=(CSV, SHEET),

@@ -7,6 +7,7 @@ one test per rule. (Oracle, mutants and lengths at every tier: the generic accep
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,26 @@ from envs.excel_market_research import (
     parse_specific,
     specific_text,
 )
-from generators.excel_market_research.plan import BN, MN, Plan, default_internal, num_years, plan_world
+from generators.excel_market_research.plan import (
+    BN,
+    INTERNAL_NAMES,
+    MN,
+    MORE_INTERNAL_NAMES,
+    MORE_RAW_NAMES,
+    RAW_NAMES,
+    Plan,
+    default_internal,
+    num_years,
+    plan_world,
+    sample_names,
+)
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from mock_servers.core.files import save_workbook
 from tests.harness import task_call
 
 TASK = get_task("excel_market_research")
-SIZES = [6, 7, 12, 25, 40, 83, 150, 370, 600]
+SIZES = [6, 7, 12, 25, 40, 83, 150, 370, 600, 751]  # 751: beyond the first pool of raw names
 
 
 def _plan(raw: int, seed: int, internal: int | None = None) -> Plan:
@@ -50,13 +63,24 @@ def _first_page_rows(raw: int) -> int:
 @pytest.mark.parametrize("raw", SIZES)
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_has_every_edge_case(raw: int, seed: int) -> None:
+    _assert_edge_cases(raw, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_plan_has_every_edge_case(seed: int) -> None:
+    _assert_edge_cases(TASK.spec.scale.hi, seed)
+
+
+def _assert_edge_cases(raw: int, seed: int) -> None:
     plan = _plan(raw, seed)
     assert len(plan.raws) == raw and len(plan.years) == num_years(raw) == min(60, 8 + 2 * raw)
     assert plan.years[0] == 1989 and len(plan.internal) == max(3, math.ceil(raw / 3))
     assert len({r.name for r in plan.raws}) == raw and len(set(plan.internal)) == len(plan.internal)
     assert all(v > 0 and round(v, 2) == v for r in plan.raws for v in r.values)
     assert {r.unit for r in plan.raws} == {MN, BN}
-    assert all(round(w, 3) == w for row in plan.weights for w in row) and all(any(row) for row in plan.weights)
+    assert all(round(w, 3) == w and (w == 0 or 0.05 <= w <= 1) for row in plan.weights for w in row)
+    assert all(any(row) for row in plan.weights)
     target = plan.weights[plan.target]
     assert any(w for w, r in zip(target, plan.raws, strict=True) if r.unit == MN)
     assert any(w for w, r in zip(target, plan.raws, strict=True) if r.unit == BN)
@@ -91,6 +115,29 @@ def test_same_seed_same_plan_and_more_internal_rows_keep_the_raw_data() -> None:
     few, many = _plan(40, 3), _plan(40, 3, 30)
     assert few.raws == many.raws and (few.start, few.end) == (many.start, many.end)
     assert len(many.internal) == 30 and len(many.weights) == 30
+
+
+def test_name_pools_hold_the_largest_world_with_every_name_distinct() -> None:
+    raws, internals = RAW_NAMES + MORE_RAW_NAMES, INTERNAL_NAMES + MORE_INTERNAL_NAMES
+    assert len(set(raws)) == len(raws) and len(set(internals)) == len(internals)
+    assert not set(raws) & set(internals)
+    assert TASK.spec.scale.hi <= len(raws) and default_internal(TASK.spec.scale.hi) < len(internals)
+    with pytest.raises(ValueError, match=f"at most {len(raws)} raw and {len(internals)} internal"):
+        plan_world(WorldRng(TASK.name, 0), len(raws) + 1, 10)
+
+
+def test_names_come_from_the_first_pool_while_it_suffices() -> None:
+    first, more = ("a", "b", "c"), ("d", "e")
+    assert sorted(sample_names(random.Random(1), first, more, 3)) == ["a", "b", "c"]
+    four = sample_names(random.Random(1), first, more, 4)
+    assert len(set(four)) == 4 and set(four) <= {"a", "b", "c", "d", "e"}
+    with pytest.raises(ValueError, match="at most 5 names are available, 6 asked"):
+        sample_names(random.Random(1), first, more, 6)
+    # a world the first pool holds draws exactly what it drew before the pools grew
+    assert sample_names(random.Random(7), RAW_NAMES, MORE_RAW_NAMES, 700) == random.Random(7).sample(RAW_NAMES, 700)
+    grown = _plan(len(RAW_NAMES) + 1, 2, len(INTERNAL_NAMES) + 1)
+    assert {r.name for r in grown.raws} & set(MORE_RAW_NAMES)
+    assert set(grown.internal) & set(MORE_INTERNAL_NAMES)
 
 
 def test_specific_file_round_trip() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,38 @@ def test_every_season_keeps_its_guarantees(games: int, seed: int) -> None:
     replayed = [g for g in postponed if any(o.day > g.day and (o.visitor, o.home) == (g.visitor, g.home)
                                             and o.status != POSTPONED for o in drawn)]
     assert replayed, "a postponed game is played later as a new row"
+
+
+@pytest.mark.slow
+def test_the_largest_season_keeps_its_guarantees() -> None:
+    games = TASK.spec.scale.hi
+    drawn = _season(games, 1)
+    assert len(drawn) == games and problems(drawn) == []
+    assert {t for g in drawn for t in (g.visitor, g.home)} == set(TEAMS)
+    assert all(a.day <= b.day for a, b in pairwise(drawn)), "rows in date order"
+    played_last: dict[tuple[str, str], date] = {}
+    for g in drawn:
+        if g.status != POSTPONED:
+            played_last[g.visitor, g.home] = g.day
+    settled = drawn[-1].day - timedelta(days=30)  # a game postponed later may wait past the last row
+    assert all(played_last.get((g.visitor, g.home), g.day) > g.day for g in drawn
+               if g.status == POSTPONED and g.day < settled), "every postponed game is replayed"
+
+
+def test_problems_names_each_missing_edge_case() -> None:
+    def game(day: int, visitor: str, home: str, status: str = "Final") -> Game:
+        when = date(2025, 1, 1) + timedelta(days=day)
+        return Game(when, datetime(when.year, when.month, when.day, 19, tzinfo=EASTERN), visitor, home, 2, 1, status)
+
+    apart = [game(3 * k, "A", "B") for k in range(4)]
+    assert problems(apart) == ["no three games on three consecutive days",
+                               "no postponed game next to a game of its teams", "HA equals AH for every team",
+                               "the first range alone gives the right counts"]
+    three = [game(0, "B", "A"), game(1, "C", "A"), game(2, "A", "D"), game(3, "B", "C", POSTPONED),
+             game(4, "C", "B")]
+    assert problems(three) == ["the first range alone gives the right counts"]
+    assert problems([*three, game(4, "A", "C")]) == ["a team plays twice on one date",
+                                                     "the first range alone gives the right counts"]
 
 
 def test_seasons_follow_the_seed_and_the_size() -> None:

@@ -36,8 +36,27 @@ _AREAS = ("Consumer", "Enterprise", "Industrial", "Healthcare", "Mobility", "Ene
           "Education", "Agritech", "Leisure", "Construction", "Finance")
 _GROUPS = ("Core", "Growth", "Value", "Premium", "Emerging", "Legacy", "Digital", "Hardware", "Services",
            "Platforms", "Solutions", "Components", "Systems", "Devices", "Essentials")
+# Appended pools for the long tiers: a world with more categories than the first pool holds
+# samples from both; a smaller one samples from the first alone, as it always has.
+_MORE_QUALIFIERS = ("Compact", "Heavy-Duty", "Precision", "Hybrid", "Solar", "Thermal", "Optical", "Acoustic",
+                    "Hydraulic", "Handheld", "Rugged", "Urban", "Military", "Laboratory", "Veterinary", "Dental",
+                    "Sports", "Travel", "Office", "Kitchen", "Garden", "Pet", "Infant", "Recycled", "Vintage",
+                    "Custom", "Mobile", "Embedded", "Secure", "Miniature")
+_MORE_AREAS = ("Transport", "Telecom", "Utilities", "Hospitality", "Travel", "Sports", "Gaming", "Fashion",
+               "Beauty", "Wellness", "Pharma", "Chemicals", "Mining", "Aviation", "Maritime", "Defense",
+               "Government", "Insurance", "Real Estate", "Publishing")
 RAW_NAMES = tuple(f"{q} {p}" for q, p in itertools.product(_QUALIFIERS, _PRODUCTS))
+MORE_RAW_NAMES = tuple(f"{q} {p}" for q, p in itertools.product(_MORE_QUALIFIERS, _PRODUCTS))
 INTERNAL_NAMES = tuple(f"{a} {g}" for a, g in itertools.product(_AREAS, _GROUPS))
+MORE_INTERNAL_NAMES = tuple(f"{a} {g}" for a, g in itertools.product(_MORE_AREAS, _GROUPS))
+
+
+def sample_names(rng: random.Random, first: tuple[str, ...], more: tuple[str, ...], count: int) -> list[str]:
+    """`count` distinct names: from `first` while it holds enough, else from both pools."""
+    pool = first if count <= len(first) else first + more
+    if count > len(pool):
+        raise ValueError(f"at most {len(pool)} names are available, {count} asked")
+    return rng.sample(pool, count)
 
 
 def num_years(raw: int) -> int:
@@ -89,7 +108,7 @@ def _series(rng: random.Random, unit: str, trend: str, years: int) -> tuple[floa
 
 
 def _raws(rngs: WorldRng, count: int, years: int) -> tuple[Raw, ...]:
-    names = rngs.stream("raw_names").sample(RAW_NAMES, count)
+    names = sample_names(rngs.stream("raw_names"), RAW_NAMES, MORE_RAW_NAMES, count)
     units = [MN if u < 2 else BN for u in (rngs.stream("units", j).randrange(3) for j in range(count))]
     if MN not in units or BN not in units:  # both units occur in every world
         units[:2] = [MN, BN]
@@ -107,7 +126,8 @@ def _weight(rng: random.Random) -> float:
 
 def _weights(rng: random.Random, count: int) -> tuple[float, ...]:
     """About ZERO_WEIGHT of them zero, never all."""
-    weights = [0.0 if rng.random() < ZERO_WEIGHT else _weight(rng) for _ in range(count)]
+    draw = rng.random  # `_weight` inlined (the same arithmetic as `uniform`): a row can be 1,000+ cells
+    weights = [0.0 if draw() < ZERO_WEIGHT else round(0.05 + (1.0 - 0.05) * draw(), 3) for _ in range(count)]
     if not any(weights):
         weights[rng.randrange(count)] = _weight(rng)
     return tuple(weights)
@@ -161,12 +181,13 @@ def _edge_cases_hold(plan: Plan) -> bool:
 
 def plan_world(rngs: WorldRng, raw: int, internal: int) -> Plan:
     """The whole plan; the target's weights are redrawn (bounded) until every edge case holds."""
-    if internal > len(INTERNAL_NAMES) or raw > len(RAW_NAMES):
-        raise ValueError(f"at most {len(RAW_NAMES)} raw and {len(INTERNAL_NAMES)} internal categories")
+    most_raw, most_internal = len(RAW_NAMES + MORE_RAW_NAMES), len(INTERNAL_NAMES + MORE_INTERNAL_NAMES)
+    if internal > most_internal or raw > most_raw:
+        raise ValueError(f"at most {most_raw} raw and {most_internal} internal categories")
     first = FIRST_YEAR
     years = tuple(range(first, first + num_years(raw)))
     raws = _raws(rngs, raw, len(years))
-    names = tuple(rngs.stream("internal_names").sample(INTERNAL_NAMES, internal))
+    names = tuple(sample_names(rngs.stream("internal_names"), INTERNAL_NAMES, MORE_INTERNAL_NAMES, internal))
     weights = [_weights(rngs.stream("weights", k), raw) for k in range(internal)]
     pick = rngs.stream("target")
     target = _target_index(pick, internal, raw + 1)

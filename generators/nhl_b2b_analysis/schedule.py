@@ -92,9 +92,9 @@ def draw_season(rng: random.Random, games: int) -> list[Game]:
                 replays.append((day + timedelta(days=1), game))
         if rng.random() >= EMPTY_DAY:
             wanted = rng.randint(5, 12) if day.weekday() >= 5 else rng.randint(2, 8)
-            free = [t for t in teams if t not in busy and not (t == steady and last.get(t) == day - timedelta(days=1))]
-            order = sorted(free, key=lambda t: rng.random() * (RESTED_BIAS if last.get(t) == day - timedelta(days=1)
-                                                                  else 1.0))
+            yesterday = day - timedelta(days=1)
+            free = [t for t in teams if t not in busy and not (t == steady and last.get(t) == yesterday)]
+            order = sorted(free, key=lambda t: rng.random() * (RESTED_BIAS if last.get(t) == yesterday else 1.0))
             count = min(wanted, len(order) // 2, len(teams) // 2 - len(busy) // 2, games - len(rows))
             for k in range(max(0, count)):
                 visitor, home = order[2 * k], order[2 * k + 1]
@@ -132,7 +132,11 @@ def problems(games: Sequence[Game]) -> list[str]:
     if any(len(d) != len(set(d)) for d in days.values()):
         found.append("a team plays twice on one date")
     counts = back_to_backs(_facts(games))
-    real = {t: {g.day for g in games if t in (g.visitor, g.home) and g.status != POSTPONED} for t in counts}
+    real: dict[str, set[date]] = {t: set() for t in counts}  # the days each team played
+    for g in games:
+        if g.status != POSTPONED:
+            real[g.visitor].add(g.day)
+            real[g.home].add(g.day)
     if not any(d - timedelta(days=1) in real[t] and d + timedelta(days=1) in real[t] for t in real for d in real[t]):
         found.append("no three games on three consecutive days")
     if not any(g.day + step in real[t] for g in games if g.status == POSTPONED for t in (g.visitor, g.home)

@@ -181,10 +181,10 @@ def test_files_that_would_blow_up_when_parsed_are_refused(world: World) -> None:
         assert "17179869184 cells" in text and str(limits.MAX_BOOK_CELLS) in text
     assert (world.workspace / "book.xlsx").read_bytes() == planted
     _with_sheet_xml(world, lambda xml: xml.replace(b"<sheetData>",
-                                                   b"<sheetData>" + b" " * (13 << 20)))
+                                                   b"<sheetData>" + b" " * ((limits.MAX_SHEET_XML >> 20) + 1 << 20)))
     text = probe.fails("read_data_from_excel", "INVALID_ARGUMENT", **SHEET)
     assert f"bytes of worksheets; at most {limits.MAX_SHEET_XML} are read" in text
-    _with_sheet_xml(world, lambda xml: xml.replace(b"<sheetData>" + b" " * (13 << 20),
+    _with_sheet_xml(world, lambda xml: xml.replace(b"<sheetData>" + b" " * ((limits.MAX_SHEET_XML >> 20) + 1 << 20),
                                                    b"<sheetData>"), extra=b" " * (65 << 20))
     text = probe.fails("write_data_to_excel", "INVALID_ARGUMENT", **SHEET, data=[[1]])
     assert f"at most {limits.MAX_UNPACKED} are read" in text

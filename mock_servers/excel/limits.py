@@ -24,7 +24,7 @@ MAX_FORMULA = 8_192  # characters per formula, as in Excel
 MAX_LABEL = 1_000  # characters of a chart or axis title
 
 MAX_UNPACKED = 64 * 1024 * 1024  # bytes a workbook file may unpack to
-MAX_SHEET_XML = 12 * 1024 * 1024  # bytes of worksheet XML (of cells) a workbook may hold
+MAX_SHEET_XML = 32 * 1024 * 1024  # bytes of worksheet XML (of cells) a workbook may hold (a 2M-token world: ~25 MB)
 _MERGE_REF = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*?\bref="([^"]+)"')
 
 # Characters XML 1.0 cannot carry: C0 controls except tab, LF and CR; lone surrogates;

@@ -112,7 +112,7 @@ TASK = TaskSpec(
     version=0,
     summary="out-of-range sensor readings of a time window into a CSV, saved and uploaded",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="total_machines", lo=5, hi=120, fine="num_unknown_readings"),
+    scale=Scale(primary="total_machines", lo=5, hi=520, fine="num_unknown_readings"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REPORT, UPLOAD_BUCKET, UPLOAD),

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from openpyxl import load_workbook
 
+from envs.core.calibration import load_table
 from envs.core.registry import get_task
 from envs.machine_operating import (
     BUCKET,
@@ -31,8 +32,10 @@ from envs.machine_operating import (
     window_query,
 )
 from generators.machine_operating.plan import (
+    MAX_GRID,
     NORMAL_TERMS,
     SENSORS,
+    UNKNOWN_FIRST,
     Plan,
     default_unknown,
     hours,
@@ -57,11 +60,7 @@ def _plan(machines: int, seed: int, unknown: int | None = None) -> Plan:
                       default_unknown(machines) if unknown is None else unknown)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("machines", [5, 6, 11, 12, 30, 55])
-@pytest.mark.parametrize("seed", range(5))
-def test_plan_has_every_edge_case(machines: int, seed: int) -> None:
-    plan = _plan(machines, seed)
+def _assert_every_edge_case(plan: Plan, machines: int, unknown_count: int) -> None:
     per = sensors_per_machine(machines)
     assert per == min(10, 2 + machines // 6) and len(plan.series) == machines * per
     assert len({(s.machine, s.sensor) for s in plan.series}) == len(plan.series)
@@ -83,10 +82,41 @@ def test_plan_has_every_edge_case(machines: int, seed: int) -> None:
     counts = Counter(rows)
     assert sum(n - 1 for n in counts.values()) >= 0.01 * len(counts)
     assert any(counts[r] > 1 for r in rows if r[0] == START and (r[1], r[2]) in ranges)
-    unknown = {r for r in in_window if r[1].startswith("M9")}
-    assert len(unknown) == default_unknown(machines) and all(abs(r[3]) >= 5000 for r in unknown)
+    known = {m.machine_id for m in plan.machines}
+    unknown = {r for r in rows if r[1] not in known}
+    assert len(unknown) == unknown_count and all(abs(r[3]) >= 5000 for r in unknown) and unknown <= set(in_window)
+    assert all(int(r[1][1:]) >= UNKNOWN_FIRST for r in unknown) and all(int(m[1:]) < UNKNOWN_FIRST for m in known)
     assert len(set(in_window)) > TRAP_PAGE
     assert [r[0] for r in rows[:50]] != sorted(r[0] for r in rows[:50])  # stored shuffled
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("machines", [5, 6, 11, 12, 30, 55])
+@pytest.mark.parametrize("seed", range(5))
+def test_plan_has_every_edge_case(machines: int, seed: int) -> None:
+    _assert_every_edge_case(_plan(machines, seed), machines, default_unknown(machines))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("machines", "unknown"), [(TASK.spec.scale.hi, None), (163, 37_027)])
+def test_plan_has_every_edge_case_at_the_top_of_the_scale(machines: int, unknown: int | None) -> None:
+    """At the largest count (about 2.3M tokens), and at a 2M world of fewer machines and many
+    unknown readings (unknown machines past M999)."""
+    count = default_unknown(machines) if unknown is None else unknown
+    _assert_every_edge_case(_plan(machines, 1, count), machines, count)
+
+
+def test_hours_cover_the_shipped_worlds_as_before_and_bound_the_grid_beyond() -> None:
+    table = load_table(TASK)
+    assert table is not None
+    shipped = max(e.params["total_machines"] for seeds in table.entries.values() for e in seeds.values())
+    scale = TASK.spec.scale
+    grids = {}
+    for m in range(scale.lo, scale.hi + 1):
+        grids[m] = 12 * m * sensors_per_machine(m) * hours(m)
+        assert hours(m) == max(4, m) if m <= shipped else 4 <= hours(m) < m
+        assert grids[m] <= MAX_GRID
+    assert grids[scale.hi] > MAX_GRID * 0.9 and scale.hi < UNKNOWN_FIRST  # machine ids stay below the unknown ones
 
 
 def test_normal_draws_are_standard_and_bounded() -> None:

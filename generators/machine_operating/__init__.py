@@ -4,8 +4,9 @@ parameter workbook `machine_operating_parameters.xlsx` (sheet `Operating Paramet
 ranges, sheet `Machine Summary` descriptive only) and no bucket.
 
 Scale: `total_machines` m (primary); sensors per machine min(10, 2 + m // 6); hours covered
-max(4, m), centred on 12:00 UTC; `num_unknown_readings` (readings of unknown machines in the
-window) follows from m (4 + m // 2) unless calibration sets it to land on a length target."""
+max(4, m), centred on 12:00 UTC, fewer past m = 57 so that the grid of readings stays under
+400,000 (`plan.hours`); `num_unknown_readings` (readings of unknown machines in the window)
+follows from m (4 + m // 2) unless calibration sets it to land on a length target."""
 
 from __future__ import annotations
 

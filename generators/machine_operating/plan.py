@@ -44,6 +44,7 @@ DUPLICATE_RATE = 0.01
 UNKNOWN_FIRST = 901  # unknown machines are M901, M902, ...
 UNKNOWN_SLOTS = 12  # in-window slots (11:30 ... 12:25) per unknown machine and sensor
 NORMAL_TERMS = 12  # uniforms summed for one normal draw (Irwin-Hall: mean 6, variance 1)
+MAX_GRID = 400_000  # readings in the grid (every series at every slot) past which fewer hours are covered
 
 _CENTS = np.array([f"{c:02d}".rstrip("0") or "0" for c in range(100)], dtype=object)  # x.00 is "x.0"
 Floats = NDArray[np.float64]
@@ -55,7 +56,10 @@ def sensors_per_machine(machines: int) -> int:
 
 
 def hours(machines: int) -> int:
-    return max(4, machines)
+    """max(4, m), or fewer where the grid would pass MAX_GRID readings (from m = 58 on): a long
+    world's table stops growing and its window's share grows instead."""
+    series = machines * sensors_per_machine(machines)
+    return max(4, min(machines, MAX_GRID // (12 * series)))
 
 
 def default_unknown(machines: int) -> int:

@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlmodel import Session
 
 from envs.academic_warning import (
@@ -31,7 +31,7 @@ from envs.academic_warning import (
     TASK,
     rounded,
 )
-from generators.academic_warning.plan import Plan, Student, plan_world
+from generators.academic_warning.plan import MAX_STUDENTS, Plan, Student, plan_world
 from generators.common import PersonNames, create_world, finish_world, seeded_faker
 from loca.core.clock import iso_z
 from loca.core.outputs import csv_text
@@ -53,6 +53,14 @@ class Params(BaseModel):
     num_students: int = Field(ge=TASK.scale.lo, le=TASK.scale.hi)
     num_former_students: int | None = Field(default=None, ge=0)
 
+    @model_validator(mode="after")
+    def _ids_fit(self) -> Params:
+        p = self.resolved()
+        total = p["num_students"] + p["num_former_students"] + 1  # the +1: the former student every world has
+        if total > MAX_STUDENTS:
+            raise ValueError(f"{total} students do not fit the fixed-width ids (at most {MAX_STUDENTS})")
+        return self
+
     def resolved(self) -> dict[str, int]:
         former = self.num_former_students
         return {"num_students": self.num_students,
@@ -72,9 +80,12 @@ def _exam(plan: Plan, k: int) -> TableDef:
 def _class_averages(plan: Plan) -> TableDef:
     rows = []
     for k, month in enumerate(plan.months):
+        by_class: dict[str, list[Decimal]] = {}
+        for s in plan.students:
+            if (score := s.scores[k]) is not None:
+                by_class.setdefault(s.class_id, []).append(score)
         for c in plan.classes:
-            got = [score for s in plan.students if s.class_id == c and (score := s.scores[k]) is not None]
-            if got:
+            if got := by_class.get(c):
                 rows.append((c, month, float(rounded(sum(got, Decimal(0)) / len(got), 1))))
     fields = [FieldDef("class_id", "STRING"), FieldDef("exam", "STRING"), FieldDef("avg_score", "FLOAT64")]
     return TableDef("class_averages", fields, rows, description="Mean exam score per class")
@@ -90,7 +101,8 @@ def _retake(plan: Plan, retakers: list[Student]) -> TableDef:
 def _write_cloud(session: Session, plan: Plan, rngs: WorldRng) -> None:
     rng = rngs.stream("retakers")
     critical = plan.critical()
-    others = [s for s in plan.students if s.history and s not in critical]
+    critical_ids = {s.student_id for s in critical}
+    others = [s for s in plan.students if s.history and s.student_id not in critical_ids]
     retakers = [critical[0], *rng.sample(others, RETAKERS - 1)]
     tables = [_exam(plan, k) for k in range(len(plan.months))]
     tables += [TableDef("scores_template", SCORE_FIELDS, description="Template for new exam tables"),

@@ -5,7 +5,7 @@ unrelated buckets and pipeline log entries, and `record.csv` with its header, pl
 and empty overall row.
 
 Scale: `num_scenarios` (primary); `num_days` = max(2, ceil(n/3)); `num_extra_hours` (fine, 0 by
-default) appends hourly rows spread over the scenarios.
+default) appends hourly rows spread over the scenarios, never reaching now.
 
 Every draw comes from the world's named RNG streams; Faker is seeded from them."""
 

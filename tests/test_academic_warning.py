@@ -28,8 +28,8 @@ from envs.academic_warning import (
     WARN,
 )
 from envs.core.registry import get_task
-from generators.academic_warning import resolve_params
-from generators.academic_warning.plan import MARGIN, MAX_STUDENTS, Plan, num_exams, plan_world
+from generators.academic_warning import RETAKE_SHIFT, resolve_params, retake_score
+from generators.academic_warning.plan import MARGIN, MAX_STUDENTS, Plan, Student, num_exams, plan_world
 from generators.common import PersonNames, seeded_faker
 from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
@@ -71,6 +71,18 @@ def test_plan_holds_every_guarantee(n: int, seed: int) -> None:
     near = [s for s in listed if s.drop is not None and s.latest and s.drop - WARN <= Decimal("0.01")]
     assert any(None in s.scores and 1 - s.latest / (sum(s.history, Decimal(0)) / len(s.scores)) <= WARN
                for s in near if s.latest)
+
+
+@pytest.mark.parametrize("scores,retake", [(("70.0", "80.0"), "85.0"), (("95.0", "97.0"), "100.0"),
+                                           (("100.0",) * 15, "90.0"), (("99.9",) * 14 + ("100.0",), "89.9")])
+def test_a_retake_moves_its_students_mean_past_the_tolerance(scores: tuple[str, ...], retake: str) -> None:
+    """Counted as an exam, a retake changes the student's hist_avg, even for a perfect student
+    (whose capped retake would change nothing, and the retake mutant would pass)."""
+    student = Student("S00001", "Ann Lee", "CLS-101", tuple(Decimal(x) for x in scores), Decimal("40.0"))
+    got = retake_score(student)
+    assert got == Decimal(retake)
+    shift = abs((sum(student.history, got)) / (len(scores) + 1) - student.hist_avg)
+    assert shift > RETAKE_SHIFT
 
 
 def test_params_whose_students_outgrow_the_fixed_width_ids_are_refused() -> None:

@@ -1,7 +1,8 @@
 """Generator of academic_warning: `latest_quiz_scores.csv` in the workspace and the BigQuery
 dataset `academic_warning` with one table per exam (`scores_<YYMM>`) and distractor tables
 (`scores_template`, empty; `class_averages`; `scores_<YYMM>_retake` for the last exam, whose
-retakers include a critical student), plus an unrelated grading log.
+retakers include a critical student, each retake moving its student's mean), plus an unrelated
+grading log.
 
 Scale: `num_students` (primary, the latest file); `num_exams` = clamp(round(n/40), 2, 15);
 `num_former_students` (fine, default ceil(n/20)): students known only from the history, besides
@@ -43,6 +44,8 @@ VERSION = "1"
 PROJECT = "registrar-analytics"
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 RETAKERS = 3
+RETAKE_GAIN = Decimal(10)  # a retake scores this much above the student's mean (at most 100)...
+RETAKE_SHIFT = Decimal("0.01")  # ...unless that moves the mean by no more than this: then as much below
 SCORE_FIELDS = [FieldDef("student_id", "STRING", "REQUIRED"), FieldDef("name", "STRING"),
                 FieldDef("class_id", "STRING"), FieldDef("score", "FLOAT64")]
 
@@ -91,9 +94,19 @@ def _class_averages(plan: Plan) -> TableDef:
     return TableDef("class_averages", fields, rows, description="Mean exam score per class")
 
 
+def retake_score(student: Student) -> Decimal:
+    """The student's retake score: `RETAKE_GAIN` above their mean (capped at 100), or below it
+    when the cap leaves too little gain for the retake, counted as an exam, to move the mean by
+    more than `RETAKE_SHIFT` (a perfect student's retake would change no answer)."""
+    tenth = Decimal("0.1")
+    up = min(Decimal(100), student.hist_avg + RETAKE_GAIN).quantize(tenth)
+    if up - student.hist_avg > RETAKE_SHIFT * (len(student.history) + 1):
+        return up
+    return (student.hist_avg - RETAKE_GAIN).quantize(tenth)
+
+
 def _retake(plan: Plan, retakers: list[Student]) -> TableDef:
-    rows = [(s.student_id, s.name, s.class_id, float(min(Decimal(100), s.hist_avg + 10).quantize(Decimal("0.1"))))
-            for s in retakers]
+    rows = [(s.student_id, s.name, s.class_id, float(retake_score(s))) for s in retakers]
     return TableDef(f"scores_{plan.months[-1]}_retake", SCORE_FIELDS, sorted(rows),
                     description="Retake sitting of the last exam (not an exam of its own)")
 

@@ -29,7 +29,14 @@ from envs.academic_warning import (
 )
 from envs.core.registry import get_task
 from generators.academic_warning import RETAKE_SHIFT, resolve_params, retake_score
-from generators.academic_warning.plan import MARGIN, MAX_STUDENTS, Plan, Student, num_exams, plan_world
+from generators.academic_warning.plan import (
+    MARGIN,
+    MAX_STUDENTS,
+    Plan,
+    Student,
+    num_exams,
+    plan_world,
+)
 from generators.common import PersonNames, seeded_faker
 from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
@@ -71,6 +78,18 @@ def test_plan_holds_every_guarantee(n: int, seed: int) -> None:
     near = [s for s in listed if s.drop is not None and s.latest and s.drop - WARN <= Decimal("0.01")]
     assert any(None in s.scores and 1 - s.latest / (sum(s.history, Decimal(0)) / len(s.scores)) <= WARN
                for s in near if s.latest)
+
+
+def test_every_exam_precedes_now_at_the_most_exams() -> None:
+    """Fifteen exams with skipped months would run past now for a few seeds (51 and 115 among
+    the first 200); the run is moved earlier instead."""
+    from generators.academic_warning import NOW
+
+    for seed in (0, 51, 115):
+        months = _plan(600, seed).months
+        assert len(months) == 15 and list(months) == sorted(set(months))
+        assert months[-1] <= f"{NOW.year % 100 - 1:02d}12"
+        assert (seed == 0) == (months[0] == "2301")  # only a run that would pass now moves
 
 
 @pytest.mark.parametrize("scores,retake", [(("70.0", "80.0"), "85.0"), (("95.0", "97.0"), "100.0"),

@@ -21,6 +21,7 @@ from generators.common import PersonNames
 from loca.core.rng import WorldRng
 
 FIRST_MONTH = (2023, 1)  # exams are monthly from here, some months skipped
+LAST_MONTH = (2024, 12)  # the last exam month before the world's now (2025-01-01)
 MARGIN = Decimal("0.002")  # no drop ratio this close to a threshold
 NEAR = (0.003, 0.009)  # a near miss lies this far from its threshold
 DROP_SHARE, CRITICAL_SHARE, MISS_SHARE = 0.2, 0.3, 0.1
@@ -73,12 +74,15 @@ def num_exams(num_students: int) -> int:
 
 
 def _months(rng: random.Random, count: int) -> tuple[str, ...]:
-    year, month = FIRST_MONTH
+    """YYMM of each exam: monthly from `FIRST_MONTH`, some months skipped, the whole run moved
+    earlier where it would pass `LAST_MONTH`."""
+    steps = [rng.choice((1, 1, 2)) for _ in range(count)]
+    first = FIRST_MONTH[0] * 12 + FIRST_MONTH[1] - 1
+    at = min(first, LAST_MONTH[0] * 12 + LAST_MONTH[1] - 1 - sum(steps[:-1]))
     out = []
-    for _ in range(count):
-        out.append(f"{year % 100:02d}{month:02d}")
-        month += rng.choice((1, 1, 2))
-        year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    for step in steps:
+        out.append(f"{at // 12 % 100:02d}{at % 12 + 1:02d}")
+        at += step
     return tuple(out)
 
 

@@ -108,7 +108,7 @@ TASK = TaskSpec(
     version=0,
     summary="per-scenario and pooled A/B conversion rates from many BigQuery tables, then act on the winner",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_scenarios", lo=3, hi=200, fine="num_extra_hours"),
+    scale=Scale(primary="num_scenarios", lo=3, hi=84, fine="num_extra_hours"),
     instruction=instruction,
     read_set=read_set,
     outputs=(RECORD, *ACTIONS),

@@ -103,7 +103,7 @@ TASK = TaskSpec(
     version=0,
     summary="students whose latest score dropped over 25% below their exam history, CRITICAL logs over 45%",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_students", lo=40, hi=3000, fine="num_former_students"),
+    scale=Scale(primary="num_students", lo=40, hi=5800, fine="num_former_students"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REPORT, LOG_ENTRIES),

@@ -30,7 +30,19 @@ from envs.ab_testing import (
     rate_text,
 )
 from envs.core.registry import get_task
-from generators.ab_testing.plan import MIN_GAP, MIN_MEAN_GAP, Plan, holds, num_days, plan_world
+from generators.ab_testing import resolve_params
+from generators.ab_testing.plan import (
+    HOURS_BEFORE_NOW,
+    MIN_GAP,
+    MIN_MEAN_GAP,
+    NOW,
+    Plan,
+    holds,
+    hour_at,
+    num_days,
+    plan_world,
+    scenario_hours,
+)
 from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
 from loca.core.world import World
@@ -51,7 +63,7 @@ def _rates(plan: Plan, arm: int) -> tuple[float, float]:
         plan.scenarios)
 
 
-@pytest.mark.parametrize("n", [3, 4, 7, 12, 27, 40])
+@pytest.mark.parametrize("n", [3, 4, 7, 12, 27, 40, TASK.spec.scale.hi])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_holds_every_guarantee(n: int, seed: int) -> None:
     plan = _plan(n, seed, extra=n + 1)
@@ -83,6 +95,26 @@ def test_extra_hours_append_clicks_without_moving_earlier_ones() -> None:
     assert [s.name for s in few.scenarios] == [s.name for s in more.scenarios]
     for a, b in zip(few.scenarios, more.scenarios, strict=True):
         assert b.clicks[:len(a.clicks)] == a.clicks and len(b.clicks) in (len(a.clicks) + 1, len(a.clicks) + 2)
+
+
+def test_hourly_rows_stay_before_now_and_params_past_it_are_refused() -> None:
+    hi = TASK.spec.scale.hi
+    most = (HOURS_BEFORE_NOW - 24 * num_days(hi)) * hi  # extra hours filling every scenario up to now
+    assert hour_at(max(scenario_hours(hi, most)) - 1) < NOW <= hour_at(HOURS_BEFORE_NOW)
+    assert resolve_params({"num_scenarios": hi, "num_extra_hours": most})["num_extra_hours"] == most
+    with pytest.raises(ValueError, match="hourly rows per scenario run past now"):
+        resolve_params({"num_scenarios": hi, "num_extra_hours": most + 1})
+
+
+@pytest.mark.slow
+def test_the_largest_scale_reaches_the_longest_tier(tmp_path: Path) -> None:
+    """The top of the scale measures past 2M tokens (about 2.3M), so every long tier is reachable."""
+    import asyncio
+
+    from envs.core.build import build_world
+
+    world = asyncio.run(build_world(TASK, tmp_path / "hi", {"num_scenarios": TASK.spec.scale.hi}, 1))
+    assert world.meta.env_description_tokens is not None and world.meta.env_description_tokens > 2_200_000
 
 
 def test_rate_text_rounds_half_up_to_three_decimals() -> None:

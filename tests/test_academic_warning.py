@@ -28,7 +28,15 @@ from envs.academic_warning import (
     WARN,
 )
 from envs.core.registry import get_task
-from generators.academic_warning.plan import MARGIN, Plan, num_exams, plan_world
+from generators.academic_warning import RETAKE_SHIFT, resolve_params, retake_score
+from generators.academic_warning.plan import (
+    MARGIN,
+    MAX_STUDENTS,
+    Plan,
+    Student,
+    num_exams,
+    plan_world,
+)
 from generators.common import PersonNames, seeded_faker
 from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
@@ -44,7 +52,7 @@ def _plan(n: int, seed: int, former: int = 2) -> Plan:
     return plan_world(rngs, names, n, former)
 
 
-@pytest.mark.parametrize("n", [40, 41, 100, 300, 600])
+@pytest.mark.parametrize("n", [40, 41, 100, 300, 600, TASK.spec.scale.hi])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_holds_every_guarantee(n: int, seed: int) -> None:
     plan = _plan(n, seed)
@@ -70,6 +78,49 @@ def test_plan_holds_every_guarantee(n: int, seed: int) -> None:
     near = [s for s in listed if s.drop is not None and s.latest and s.drop - WARN <= Decimal("0.01")]
     assert any(None in s.scores and 1 - s.latest / (sum(s.history, Decimal(0)) / len(s.scores)) <= WARN
                for s in near if s.latest)
+
+
+def test_every_exam_precedes_now_at_the_most_exams() -> None:
+    """Fifteen exams with skipped months would run past now for a few seeds (51 and 115 among
+    the first 200); the run is moved earlier instead."""
+    from generators.academic_warning import NOW
+
+    for seed in (0, 51, 115):
+        months = _plan(600, seed).months
+        assert len(months) == 15 and list(months) == sorted(set(months))
+        assert months[-1] <= f"{NOW.year % 100 - 1:02d}12"
+        assert (seed == 0) == (months[0] == "2301")  # only a run that would pass now moves
+
+
+@pytest.mark.parametrize("scores,retake", [(("70.0", "80.0"), "85.0"), (("95.0", "97.0"), "100.0"),
+                                           (("100.0",) * 15, "90.0"), (("99.9",) * 14 + ("100.0",), "89.9")])
+def test_a_retake_moves_its_students_mean_past_the_tolerance(scores: tuple[str, ...], retake: str) -> None:
+    """Counted as an exam, a retake changes the student's hist_avg, even for a perfect student
+    (whose capped retake would change nothing, and the retake mutant would pass)."""
+    student = Student("S00001", "Ann Lee", "CLS-101", tuple(Decimal(x) for x in scores), Decimal("40.0"))
+    got = retake_score(student)
+    assert got == Decimal(retake)
+    shift = abs((sum(student.history, got)) / (len(scores) + 1) - student.hist_avg)
+    assert shift > RETAKE_SHIFT
+
+
+def test_params_whose_students_outgrow_the_fixed_width_ids_are_refused() -> None:
+    hi = TASK.spec.scale.hi
+    most = MAX_STUDENTS - hi - 1  # the latest file, the former students and the one every world has
+    assert resolve_params({"num_students": hi, "num_former_students": most})["num_former_students"] == most
+    with pytest.raises(ValueError, match="do not fit the fixed-width ids"):
+        resolve_params({"num_students": hi, "num_former_students": most + 1})
+
+
+@pytest.mark.slow
+def test_the_largest_scale_reaches_the_longest_tier(tmp_path: Path) -> None:
+    """The top of the scale measures past 2M tokens (about 2.3M), so every long tier is reachable."""
+    import asyncio
+
+    from envs.core.build import build_world
+
+    world = asyncio.run(build_world(TASK, tmp_path / "hi", {"num_students": TASK.spec.scale.hi}, 1))
+    assert world.meta.env_description_tokens is not None and world.meta.env_description_tokens > 2_200_000
 
 
 def test_the_instruction_has_one_reading_of_the_drop_ratio() -> None:

@@ -5,7 +5,7 @@ unrelated buckets and pipeline log entries, and `record.csv` with its header, pl
 and empty overall row.
 
 Scale: `num_scenarios` (primary); `num_days` = max(2, ceil(n/3)); `num_extra_hours` (fine, 0 by
-default) appends hourly rows spread over the scenarios.
+default) appends hourly rows spread over the scenarios, never reaching now.
 
 Every draw comes from the world's named RNG streams; Faker is seeded from them."""
 
@@ -15,7 +15,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlmodel import Session
 
 from envs.ab_testing import (
@@ -29,7 +29,16 @@ from envs.ab_testing import (
     WINNER,
     rate_text,
 )
-from generators.ab_testing.plan import NOW, START, Plan, hour_at, plan_world
+from generators.ab_testing.plan import (
+    HOURS_BEFORE_NOW,
+    NOW,
+    START,
+    Plan,
+    Scenario,
+    hour_at,
+    plan_world,
+    scenario_hours,
+)
 from generators.common import PersonNames, create_world, finish_world, seeded_faker
 from loca.core.clock import iso_z
 from loca.core.outputs import csv_text
@@ -59,6 +68,13 @@ class Params(BaseModel):
     num_scenarios: int = Field(ge=TASK.scale.lo, le=TASK.scale.hi)
     num_extra_hours: int = Field(default=0, ge=0)
 
+    @model_validator(mode="after")
+    def _hours_before_now(self) -> Params:
+        hours = max(scenario_hours(self.num_scenarios, self.num_extra_hours))
+        if hours > HOURS_BEFORE_NOW:
+            raise ValueError(f"{hours} hourly rows per scenario run past now (at most {HOURS_BEFORE_NOW})")
+        return self
+
     def resolved(self) -> dict[str, int]:
         return {"num_scenarios": self.num_scenarios, "num_extra_hours": self.num_extra_hours}
 
@@ -67,13 +83,18 @@ def resolve_params(params: dict[str, object]) -> dict[str, int]:
     return Params.model_validate(params).resolved()
 
 
-def _scenario_table(name: str, plan: Plan) -> TableDef:
-    scenario = next(s for s in plan.scenarios if s.name == name)
+def _windows(plan: Plan) -> list[str]:
+    """The time_window text of every hour index any scenario uses, formatted once."""
+    return [hour_at(i).strftime("%Y-%m-%d %H:%M:%S") for i in range(max(len(s.clicks) for s in plan.scenarios))]
+
+
+def _scenario_table(scenario: Scenario, windows: list[str]) -> TableDef:
     kinds = ("TIMESTAMP", "INT64", "INT64", "INT64", "INT64")
-    rows = [(hour_at(i).strftime("%Y-%m-%d %H:%M:%S"), c[0], v[0], c[1], v[1])
+    rows = [(windows[i], c[0], v[0], c[1], v[1])
             for i, (c, v) in enumerate(zip(scenario.clicks, scenario.views, strict=True))]
-    return TableDef(PREFIX + name, [FieldDef(n, k, "REQUIRED") for n, k in zip(DATA_COLUMNS, kinds, strict=True)],
-                    rows, description=f"Hourly homepage clicks and store views of scenario {name}")
+    return TableDef(PREFIX + scenario.name,
+                    [FieldDef(n, k, "REQUIRED") for n, k in zip(DATA_COLUMNS, kinds, strict=True)],
+                    rows, description=f"Hourly homepage clicks and store views of scenario {scenario.name}")
 
 
 def _daily_summary(rng: random.Random, plan: Plan) -> TableDef:
@@ -103,7 +124,8 @@ def _experiment_config(rng: random.Random, names: PersonNames, plan: Plan) -> Ta
 def _write_cloud(session: Session, plan: Plan, rngs: WorldRng, created: datetime) -> None:
     rng = rngs.stream("distractors")
     names = PersonNames(seeded_faker(rngs.stream("faker")), rngs.stream("people"))
-    tables = [_scenario_table(s.name, plan) for s in plan.scenarios]
+    windows = _windows(plan)
+    tables = [_scenario_table(s, windows) for s in plan.scenarios]
     tables += [_daily_summary(rng, plan), _experiment_config(rng, names, plan)]
     bigquery(session, PROJECT, [DatasetDef(DATASET, tables, description="Homepage A/B test clickstream")], created)
     exports = {f"exports/{(START + timedelta(days=d)).date()}.csv": f"day,{d}\n".encode() for d in range(3)}

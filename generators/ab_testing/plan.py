@@ -61,6 +61,16 @@ def hour_at(index: int) -> datetime:
     return START + timedelta(hours=index)
 
 
+HOURS_BEFORE_NOW = (NOW - START) // timedelta(hours=1)  # the hourly windows a scenario can hold
+
+
+def scenario_hours(num_scenarios: int, extra_hours: int) -> list[int]:
+    """Hours of each scenario: `24 × num_days`, plus the extra hours spread evenly, the first
+    scenarios taking the remainder."""
+    base = 24 * num_days(num_scenarios) + extra_hours // num_scenarios
+    return [base + (i < extra_hours % num_scenarios) for i in range(num_scenarios)]
+
+
 def _ordered_alike(names: list[str]) -> bool:
     """Sorting by code point, case-insensitively or ignoring underscores gives one order."""
     plain = sorted(names)
@@ -120,12 +130,10 @@ def holds(plan: Plan) -> bool:
 
 
 def plan_world(rngs: WorldRng, num_scenarios: int, extra_hours: int) -> Plan:
-    """The scenarios (each `24 × num_days` hours, plus the extra hours spread evenly, the first
-    scenarios taking the remainder) and the winner."""
+    """The scenarios (hours as `scenario_hours` says) and the winner."""
     names = draw_names(rngs.stream("names"), num_scenarios)
     days = num_days(num_scenarios)
-    hours = [24 * days + extra_hours // num_scenarios + (i < extra_hours % num_scenarios)
-             for i in range(num_scenarios)]
+    hours = scenario_hours(num_scenarios, extra_hours)
     traffic = [_traffic(rngs.stream("traffic", i), rngs.stream("noise", i), n) for i, n in enumerate(hours)]
     winner = rngs.stream("winner").choice(ARMS)
     offsets = rngs.stream("offsets")

@@ -1,7 +1,8 @@
 """Generator of academic_warning: `latest_quiz_scores.csv` in the workspace and the BigQuery
 dataset `academic_warning` with one table per exam (`scores_<YYMM>`) and distractor tables
 (`scores_template`, empty; `class_averages`; `scores_<YYMM>_retake` for the last exam, whose
-retakers include a critical student), plus an unrelated grading log.
+retakers include a critical student, each retake moving its student's mean), plus an unrelated
+grading log.
 
 Scale: `num_students` (primary, the latest file); `num_exams` = clamp(round(n/40), 2, 15);
 `num_former_students` (fine, default ceil(n/20)): students known only from the history, besides
@@ -17,7 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlmodel import Session
 
 from envs.academic_warning import (
@@ -31,7 +32,7 @@ from envs.academic_warning import (
     TASK,
     rounded,
 )
-from generators.academic_warning.plan import Plan, Student, plan_world
+from generators.academic_warning.plan import MAX_STUDENTS, Plan, Student, plan_world
 from generators.common import PersonNames, create_world, finish_world, seeded_faker
 from loca.core.clock import iso_z
 from loca.core.outputs import csv_text
@@ -43,6 +44,8 @@ VERSION = "1"
 PROJECT = "registrar-analytics"
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 RETAKERS = 3
+RETAKE_GAIN = Decimal(10)  # a retake scores this much above the student's mean (at most 100)...
+RETAKE_SHIFT = Decimal("0.01")  # ...unless that moves the mean by no more than this: then as much below
 SCORE_FIELDS = [FieldDef("student_id", "STRING", "REQUIRED"), FieldDef("name", "STRING"),
                 FieldDef("class_id", "STRING"), FieldDef("score", "FLOAT64")]
 
@@ -52,6 +55,14 @@ class Params(BaseModel):
 
     num_students: int = Field(ge=TASK.scale.lo, le=TASK.scale.hi)
     num_former_students: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _ids_fit(self) -> Params:
+        p = self.resolved()
+        total = p["num_students"] + p["num_former_students"] + 1  # the +1: the former student every world has
+        if total > MAX_STUDENTS:
+            raise ValueError(f"{total} students do not fit the fixed-width ids (at most {MAX_STUDENTS})")
+        return self
 
     def resolved(self) -> dict[str, int]:
         former = self.num_former_students
@@ -72,17 +83,30 @@ def _exam(plan: Plan, k: int) -> TableDef:
 def _class_averages(plan: Plan) -> TableDef:
     rows = []
     for k, month in enumerate(plan.months):
+        by_class: dict[str, list[Decimal]] = {}
+        for s in plan.students:
+            if (score := s.scores[k]) is not None:
+                by_class.setdefault(s.class_id, []).append(score)
         for c in plan.classes:
-            got = [score for s in plan.students if s.class_id == c and (score := s.scores[k]) is not None]
-            if got:
+            if got := by_class.get(c):
                 rows.append((c, month, float(rounded(sum(got, Decimal(0)) / len(got), 1))))
     fields = [FieldDef("class_id", "STRING"), FieldDef("exam", "STRING"), FieldDef("avg_score", "FLOAT64")]
     return TableDef("class_averages", fields, rows, description="Mean exam score per class")
 
 
+def retake_score(student: Student) -> Decimal:
+    """The student's retake score: `RETAKE_GAIN` above their mean (capped at 100), or below it
+    when the cap leaves too little gain for the retake, counted as an exam, to move the mean by
+    more than `RETAKE_SHIFT` (a perfect student's retake would change no answer)."""
+    tenth = Decimal("0.1")
+    up = min(Decimal(100), student.hist_avg + RETAKE_GAIN).quantize(tenth)
+    if up - student.hist_avg > RETAKE_SHIFT * (len(student.history) + 1):
+        return up
+    return (student.hist_avg - RETAKE_GAIN).quantize(tenth)
+
+
 def _retake(plan: Plan, retakers: list[Student]) -> TableDef:
-    rows = [(s.student_id, s.name, s.class_id, float(min(Decimal(100), s.hist_avg + 10).quantize(Decimal("0.1"))))
-            for s in retakers]
+    rows = [(s.student_id, s.name, s.class_id, float(retake_score(s))) for s in retakers]
     return TableDef(f"scores_{plan.months[-1]}_retake", SCORE_FIELDS, sorted(rows),
                     description="Retake sitting of the last exam (not an exam of its own)")
 
@@ -90,7 +114,8 @@ def _retake(plan: Plan, retakers: list[Student]) -> TableDef:
 def _write_cloud(session: Session, plan: Plan, rngs: WorldRng) -> None:
     rng = rngs.stream("retakers")
     critical = plan.critical()
-    others = [s for s in plan.students if s.history and s not in critical]
+    critical_ids = {s.student_id for s in critical}
+    others = [s for s in plan.students if s.history and s.student_id not in critical_ids]
     retakers = [critical[0], *rng.sample(others, RETAKERS - 1)]
     tables = [_exam(plan, k) for k in range(len(plan.months))]
     tables += [TableDef("scores_template", SCORE_FIELDS, description="Template for new exam tables"),

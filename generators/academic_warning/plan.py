@@ -14,16 +14,20 @@ import math
 import random
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cached_property
 
 from envs.academic_warning import CRITICAL, WARN, rounded
 from generators.common import PersonNames
 from loca.core.rng import WorldRng
 
 FIRST_MONTH = (2023, 1)  # exams are monthly from here, some months skipped
+LAST_MONTH = (2024, 12)  # the last exam month before the world's now (2025-01-01)
 MARGIN = Decimal("0.002")  # no drop ratio this close to a threshold
 NEAR = (0.003, 0.009)  # a near miss lies this far from its threshold
 DROP_SHARE, CRITICAL_SHARE, MISS_SHARE = 0.2, 0.3, 0.1
 MAX_REDRAWS = 200
+ID_DIGITS = 5  # student ids are fixed-width, S00001 up to S99999
+MAX_STUDENTS = 10**ID_DIGITS - 1
 
 
 @dataclass(frozen=True)
@@ -34,15 +38,15 @@ class Student:
     scores: tuple[Decimal | None, ...]  # per exam; None: missed
     latest: Decimal | None  # None: not in the latest file
 
-    @property
+    @cached_property
     def history(self) -> list[Decimal]:
         return [s for s in self.scores if s is not None]
 
-    @property
+    @cached_property
     def hist_avg(self) -> Decimal:
         return sum(self.history, Decimal(0)) / len(self.history)
 
-    @property
+    @cached_property
     def drop(self) -> Decimal | None:
         """drop_ratio, or None for a student not in the latest file or without history."""
         if self.latest is None or not self.history:
@@ -70,12 +74,15 @@ def num_exams(num_students: int) -> int:
 
 
 def _months(rng: random.Random, count: int) -> tuple[str, ...]:
-    year, month = FIRST_MONTH
+    """YYMM of each exam: monthly from `FIRST_MONTH`, some months skipped, the whole run moved
+    earlier where it would pass `LAST_MONTH`."""
+    steps = [rng.choice((1, 1, 2)) for _ in range(count)]
+    first = FIRST_MONTH[0] * 12 + FIRST_MONTH[1] - 1
+    at = min(first, LAST_MONTH[0] * 12 + LAST_MONTH[1] - 1 - sum(steps[:-1]))
     out = []
-    for _ in range(count):
-        out.append(f"{year % 100:02d}{month:02d}")
-        month += rng.choice((1, 1, 2))
-        year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    for step in steps:
+        out.append(f"{at // 12 % 100:02d}{at % 12 + 1:02d}")
+        at += step
     return tuple(out)
 
 
@@ -86,9 +93,11 @@ def _score(value: float) -> Decimal:
 def _names(names: PersonNames, count: int) -> list[str]:
     """Full names, unique but for one pair sharing a name."""
     out: list[str] = []
+    seen: set[str] = set()
     while len(out) < count - 1:
         name = names.full()
-        if name not in out:
+        if name not in seen:
+            seen.add(name)
             out.append(name)
     return [*out, out[len(out) // 2]]
 
@@ -143,7 +152,7 @@ def plan_world(rngs: WorldRng, names: PersonNames, num_students: int, num_former
     months = _months(rngs.stream("months"), exams)
     classes = tuple(f"CLS-{101 + i}" for i in range(max(3, math.ceil(num_students / 35))))
     total = num_students + num_former + 1
-    ids = [f"S{n:05d}" for n in range(1, total + 1)]
+    ids = [f"S{n:0{ID_DIGITS}d}" for n in range(1, total + 1)]
     rng.shuffle(ids)
     full_names = _names(names, total)
     no_history, former = ids[0], set(ids[1:num_former + 2])

@@ -71,3 +71,17 @@ def test_with_a_length_model_calibration_aims_instead_of_searching(any_task: Tas
     entry = asyncio.run(calibrate_one(any_task, 21_000, seed=23))
     assert abs(entry.measured - 21_000) <= 0.025 * 21_000
     assert 1 <= len(builds) <= calibration.MODEL_BUILDS
+
+
+def test_parameters_the_generator_refuses_hand_over_to_the_search(any_task: Task,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model asking for more than the generator makes (past its scale) builds nothing of it:
+    the search calibrates instead."""
+    from envs.core.length_model import LengthModel
+
+    scale = any_task.spec.scale
+    with pytest.raises(ValueError):
+        any_task.resolve_params({scale.primary: scale.hi + 1})
+    monkeypatch.setattr(LengthModel, "predict", lambda self, task, target: {scale.primary: scale.hi + 1})
+    entry = asyncio.run(calibrate_one(any_task, 21_000, seed=23))
+    assert abs(entry.measured - 21_000) <= 0.05 * 21_000

@@ -116,8 +116,9 @@ async def _aim(task: Task, table: Table, target: int, seed: int,
                tolerance: float) -> tuple[dict[str, int], int] | None:
     """Builds guided by the table's length model: the parameters its seeds landed with at a
     tabled target, else the model's prediction (moved by the seed's own sketch when the
-    generator makes one), then corrections while the world misses `tolerance`, `MODEL_BUILDS`
-    builds at most. The last parameters built and their size; None without a model."""
+    generator makes one), then corrections while the world misses `tolerance` and the generator
+    accepts them, `MODEL_BUILDS` builds at most. The last parameters built and their size; None
+    without a model."""
     model = table.model
     if model is None:
         return None
@@ -125,13 +126,15 @@ async def _aim(task: Task, table: Table, target: int, seed: int,
     features = task.length_features(params, seed) if model.features else None
     if features is not None:  # aimed with the seed's own sketch before anything is built
         params = model.correct(task, params, round(model.estimate(features)), target)
+    if not _accepted(task, params):
+        return None
     tried = {params_key(task, params)}
     size = await measure(params)
     for _ in range(MODEL_BUILDS - 1):
         if _within(size, target, tolerance):
             break
         corrected = model.correct(task, params, size, target)
-        if params_key(task, corrected) in tried:
+        if not _accepted(task, corrected) or params_key(task, corrected) in tried:
             break
         params = corrected
         tried.add(params_key(task, params))
@@ -248,6 +251,16 @@ async def build_to_target(task: Task, root: Path, target: int, seed: int,
     world.meta.builds = builds  # the search settled on the world already built here
     world.save()
     return world
+
+
+def _accepted(task: Task, params: dict[str, int]) -> bool:
+    """Whether the generator makes a world of `params` (a model may ask for more fine items
+    than it has, say): when not, the search takes over."""
+    try:
+        task.resolve_params(params)
+    except ValueError:
+        return False
+    return True
 
 
 def _tier_params(task: Task, table: Table, target: int) -> dict[str, int] | None:

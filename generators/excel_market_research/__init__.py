@@ -28,7 +28,7 @@ from envs.excel_market_research import (
     specific_text,
 )
 from generators.common import create_world, finish_world
-from generators.excel_market_research.plan import NOW, Plan, default_internal, plan_world
+from generators.excel_market_research.plan import MOST_INTERNAL, NOW, Plan, default_internal, plan_world
 from loca.core.clock import iso_z
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_bytes_atomic, write_text_atomic
@@ -43,7 +43,7 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     num_raw_categories: int = Field(ge=TASK.scale.lo, le=TASK.scale.hi)
-    num_internal: int | None = Field(default=None, ge=0)
+    num_internal: int | None = Field(default=None, ge=0, le=MOST_INTERNAL)
 
     def resolved(self) -> dict[str, int]:
         raw, internal = self.num_raw_categories, self.num_internal

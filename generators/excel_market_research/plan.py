@@ -49,6 +49,7 @@ RAW_NAMES = tuple(f"{q} {p}" for q, p in itertools.product(_QUALIFIERS, _PRODUCT
 MORE_RAW_NAMES = tuple(f"{q} {p}" for q, p in itertools.product(_MORE_QUALIFIERS, _PRODUCTS))
 INTERNAL_NAMES = tuple(f"{a} {g}" for a, g in itertools.product(_AREAS, _GROUPS))
 MORE_INTERNAL_NAMES = tuple(f"{a} {g}" for a, g in itertools.product(_MORE_AREAS, _GROUPS))
+MOST_INTERNAL = len(INTERNAL_NAMES) + len(MORE_INTERNAL_NAMES)
 
 
 def sample_names(rng: random.Random, first: tuple[str, ...], more: tuple[str, ...], count: int) -> list[str]:

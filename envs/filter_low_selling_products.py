@@ -114,7 +114,7 @@ TASK = TaskSpec(
     version=0,
     summary="move old slow-selling products into a new category, list them in a CSV, mail it to subscribers",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_low", lo=4, hi=1500, fine="num_normal"),
+    scale=Scale(primary="num_low", lo=4, hi=2900, fine="num_normal"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REPORT, NEWSLETTER, LINKS, CATEGORIES),

@@ -9,6 +9,7 @@ import asyncio
 import csv
 import io
 import json
+import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -39,12 +40,18 @@ from envs.filter_low_selling_products import (
     TRAP_PAGE,
 )
 from generators.common import PersonNames, seeded_faker
+from generators.filter_low_selling_products import plan as plan_module
 from generators.filter_low_selling_products.plan import (
     AGE_90,
+    MATERIALS,
     MIN_NORMAL,
     NEAR_MISSES,
+    NOW,
+    SECTIONS,
     STREAMS,
+    STYLES,
     Plan,
+    _Catalog,
     default_normal,
     missing_edge_cases,
     plan_world,
@@ -577,3 +584,35 @@ def test_the_frozen_store_holds_every_product(world: World) -> None:
     assert sorted(int(k) for k in frozen) == sorted(p["id"] for p in _products(world))
     assert CLEARANCE in _category_ids(world) and OUTLET not in _category_ids(world)
     assert all(set(row) == {PRODUCT, PRICE, PROMO, RATIO} for row in _answer(world)[REPORT.file])
+
+
+# ------------------------------------------------------------------ the largest worlds
+
+@pytest.mark.parametrize("seed", range(5))
+def test_plan_at_the_largest_scale_has_every_edge_case(seed: int) -> None:
+    n = TASK.spec.scale.hi
+    plan = _plan(n, seed, 2 * n + 500)  # the fine count above its default, as calibration may set it
+    assert missing_edge_cases(plan) == []
+    assert len(plan.to_move) == n and len(plan.products) == 3 * n + 500 + len(NEAR_MISSES)
+    assert len({p.name for p in plan.people}) == len(plan.people)
+
+
+def test_dates_drawn_twice_never_make_a_second_tie(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With creation times drawn from a minute, products to move would share them; the tie
+    between the two planned products stays the only one."""
+    def within_a_minute(rng: random.Random, low: int, _high: int) -> datetime:
+        return NOW - timedelta(days=low, seconds=rng.randrange(60))
+
+    monkeypatch.setattr(plan_module, "_at", within_a_minute)
+    plan = _plan(40, 0)
+    created = [p.created for p in plan.to_move]
+    assert len(set(created)) == len(created) - 1
+    assert missing_edge_cases(plan) == []
+
+
+def test_a_section_out_of_names_is_a_clear_error() -> None:
+    catalog = _Catalog(["Garden"])
+    rng = random.Random(0)
+    with pytest.raises(ValueError, match="no unused product name left in Garden"):
+        for _ in range(len(STYLES) * len(MATERIALS) * len(SECTIONS["Garden"][1]) + 1):
+            catalog.name(rng, "Garden")

@@ -176,7 +176,7 @@ TASK = TaskSpec(
     version=0,
     summary="rewrite the stock-alert sheet from store inventory and mail one alert per low-stock product",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_low", lo=3, hi=1000, fine="num_normal"),
+    scale=Scale(primary="num_low", lo=3, hi=2600, fine="num_normal"),
     instruction=instruction,
     read_set=read_set,
     outputs=(ALERT, SHEET_CELLS),

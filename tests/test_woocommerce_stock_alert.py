@@ -6,6 +6,7 @@ tier: the generic acceptance suite.)"""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,14 @@ from envs.woocommerce_stock_alert import (
 from generators.woocommerce_stock_alert import plan_of
 from generators.woocommerce_stock_alert.plan import (
     AT_THRESHOLD,
+    BRANDS,
+    CATEGORIES,
     LOW,
     NO_THRESHOLD,
     RESTOCKED,
+    STYLES,
     UNMANAGED,
+    Catalog,
     problems,
 )
 from loca.core.credentials import parse_credentials
@@ -459,3 +464,21 @@ def test_expected_rows_hold_the_edge_cases(blank: World) -> None:
         by_name.setdefault(r["Supplier Name"], set()).add(r["Supplier Contact"])
     assert any(len(contacts) == 2 for contacts in by_name.values()), "twin suppliers both supply a low product"
     assert [r["Product ID"] for r in rows] != sorted(r["Product ID"] for r in rows)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_world_holds_its_edge_cases(seed: int) -> None:
+    num_low = TASK.spec.scale.hi
+    plan = plan_of({"num_low": num_low, "num_normal": 3 * num_low}, seed)  # the fine count as calibration may raise it
+    assert problems(plan) == []
+    kinds = [p.kind for p in plan.products]
+    assert kinds.count(LOW) == num_low == len(plan.expected_rows())
+    assert len({p.name for p in plan.products}) == len({p.sku for p in plan.products}) == len(plan.products)
+    assert 1 <= len(plan.stale) <= 3 and plan.kept
+
+
+def test_a_category_out_of_names_is_a_clear_error() -> None:
+    catalog = Catalog(random.Random(0))
+    with pytest.raises(ValueError, match="no unused product name left in"):
+        for _ in range(len(BRANDS) * len(STYLES) * sum(len(nouns) for _, nouns in CATEGORIES.values()) + 1):
+            catalog.draw()

@@ -123,7 +123,7 @@ TASK = TaskSpec(
     version=0,
     summary="add last week's first-time WooCommerce customers to the BigQuery CRM and send each a welcome e-mail",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="total_orders", lo=15, hi=4000, fine="num_idle_customers"),
+    scale=Scale(primary="total_orders", lo=15, hi=4800, fine="num_idle_customers"),
     instruction=instruction,
     read_set=read_set,
     outputs=(WELCOME, DbRows(CRM_PHYSICAL, ("woocommerce_id",))),

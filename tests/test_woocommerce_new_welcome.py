@@ -63,6 +63,16 @@ def test_plan_has_every_edge_case(orders: int, seed: int) -> None:
     assert [c.created for c in plan.customers] == sorted(c.created for c in plan.customers)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_plan_has_every_edge_case(seed: int) -> None:
+    orders = TASK.spec.scale.hi
+    plan = _plan(orders, seed, 3000)  # idle customers well above their default, as calibration may set them
+    assert edge_cases(plan) == []
+    assert len(plan.orders) == orders and len(plan.new_customers()) == counts(orders, 3000).new
+    assert len({c.email for c in plan.customers}) == len({c.full_name.lower() for c in plan.customers}) == len(
+        plan.customers)
+
+
 def test_same_seed_same_plan_and_idle_customers_move_no_new_one() -> None:
     assert _plan(40, 3) == _plan(40, 3)
     assert _plan(40, 4).orders != _plan(40, 3).orders

@@ -66,9 +66,9 @@ def test_plan_has_every_edge_case(orders: int, seed: int) -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_the_largest_plan_has_every_edge_case(seed: int) -> None:
     orders = TASK.spec.scale.hi
-    plan = _plan(orders, seed, 3000)  # idle customers well above their default, as calibration may set them
+    plan = _plan(orders, seed, 10_000)  # the idle customers of a world of about 2.3M tokens
     assert edge_cases(plan) == []
-    assert len(plan.orders) == orders and len(plan.new_customers()) == counts(orders, 3000).new
+    assert len(plan.orders) == orders and len(plan.new_customers()) == counts(orders, 10_000).new
     assert len({c.email for c in plan.customers}) == len({c.full_name.lower() for c in plan.customers}) == len(
         plan.customers)
 

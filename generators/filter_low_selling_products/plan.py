@@ -43,9 +43,9 @@ STYLES = ("Rustic", "Modern", "Classic", "Nordic", "Vintage", "Minimal", "Coasta
 MATERIALS = ("Oak", "Walnut", "Bamboo", "Linen", "Cotton", "Wool", "Ceramic", "Brass", "Copper", "Marble",
              "Rattan", "Velvet", "Glass", "Stoneware", "Teak", "Jute", "Leather", "Cast Iron", "Pine", "Terracotta")
 TAGS = ("bestseller", "eco-friendly", "handmade", "gift-idea", "new-season", "limited-edition")
-# Draws of a product name before giving up: a section holds at least 3,000 names and the largest
-# world about 2,300 products per section, so a free one is found in a few draws.
-NAME_TRIES = 10_000
+# Draws of a free product name before numbering one: a section holds at least 3,000 names, and
+# a world of 2M tokens about 2,200 products a section, so a free one is found in a few draws.
+NAME_TRIES = 200
 CUSTOMER_SHARE = 3  # one list entry in this many is also a store customer
 
 # roles of the products to move
@@ -145,14 +145,20 @@ class _Catalog:
         self.skus: set[str] = set()
 
     def name(self, rng: random.Random, section: str, suffix: str = "") -> tuple[str, str, str]:
-        """(name, kind, material) not used yet (case-insensitively)."""
+        """(name, kind, material) not used yet (case-insensitively). When `NAME_TRIES` draws in a
+        row are taken (a section nearly full), the last one is numbered: `... No. 2`, `No. 3` ..."""
         for _ in range(NAME_TRIES):
             kind, material = rng.choice(SECTIONS[section][1]), rng.choice(MATERIALS)
-            name = f"{rng.choice(STYLES)} {material} {kind}{suffix}"
+            style = rng.choice(STYLES)
+            name = f"{style} {material} {kind}{suffix}"
             if name.casefold() not in self.names:
                 self.names.add(name.casefold())
                 return name, kind, material
-        raise ValueError(f"no unused product name left in {section}: too many products for the catalogue")
+        number = 2
+        while (name := f"{style} {material} {kind} No. {number}{suffix}").casefold() in self.names:
+            number += 1
+        self.names.add(name.casefold())
+        return name, kind, material
 
     def sku(self, rng: random.Random, section: str) -> str:
         while True:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from envs.filter_low_selling_products import (
     CLEARANCE,
@@ -60,9 +61,11 @@ from generators.filter_low_selling_products.plan import (
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import csv_text, fill
 from loca.core.rng import WorldRng
+from loca.core.script import ToolReply, ToolRequest
 from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.gateway import Gateway
+from scaffolds.oracles import agents
 from tests.harness import task_call, world_copy
 
 TASK = get_task("filter_low_selling_products")
@@ -619,3 +622,26 @@ def test_a_full_section_numbers_its_names() -> None:
     names = [catalog.name(rng, "Garden")[0] for _ in range(plain + 500)]
     assert len({name.casefold() for name in names}) == len(names)
     assert " No. " not in names[0] and sum(" No. " in name for name in names) >= 500
+
+
+@pytest.mark.slow
+def test_the_oracle_solves_a_world_of_2m_tokens_within_the_tool_call_limit(tmp_path: Path) -> None:
+    """At the top of the scale, with the ordinary products of a world of about 2.3M tokens, the oracle
+    (reads and one mail per subscriber) stays well within the agent loop's 500 tool calls."""
+    params = {"num_low": TASK.spec.scale.hi, "num_normal": LONGEST_NORMAL}
+    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    assert (world.meta.env_description_tokens or 0) > 2_250_000
+    gateway = Gateway(world, TASK.spec.servers)
+    answer = dispatcher(gateway)
+    calls: list[str] = []
+
+    async def counted(request: ToolRequest) -> ToolReply:
+        calls.append(request.name)
+        return await answer(request)
+
+    try:
+        script = agents(TASK.name).script("oracle")(TASK.spec.instruction(world), tool_list(gateway))
+        asyncio.run(drive(script, counted))
+    finally:
+        gateway.close()
+    assert len(calls) <= 470 and TASK.check(world).failed_names() == []

@@ -132,7 +132,7 @@ def send_alerts(tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
     send = tools("email", "send_email")
     extra = {"cc": answer["admin"]} if knobs.cc_admin else {}
     mails = [(entry["to"], *_message(template, entry, knobs)) for entry in answer[MAIL]]
-    if knobs.one_message and mails:  # one line per product: every body together outgrows a message at 2M
+    if knobs.one_message and mails:  # one line a product: every body together nears the 200,000-character limit
         yield from call(send, {"to": mails[0][0], "subject": "[Stock Alert] Products Below Safety Threshold",
                                "body": "\n".join(f"{row['SKU']} {row['Product Name']}" for row in answer[ROWS])})
     else:

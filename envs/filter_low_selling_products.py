@@ -114,7 +114,10 @@ TASK = TaskSpec(
     version=0,
     summary="move old slow-selling products into a new category, list them in a CSV, mail it to subscribers",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_low", lo=4, hi=1500, fine="num_normal"),
+    # Every subscriber gets a mail (three in four per product to move), so products to move stop at
+    # the 256K tier's count (the agent loop allows 500 calls); the longer tiers grow by ordinary
+    # products (`num_normal`), one listing page per hundred.
+    scale=Scale(primary="num_low", lo=4, hi=306, fine="num_normal"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REPORT, NEWSLETTER, LINKS, CATEGORIES),

@@ -123,7 +123,10 @@ TASK = TaskSpec(
     version=0,
     summary="add last week's first-time WooCommerce customers to the BigQuery CRM and send each a welcome e-mail",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="total_orders", lo=15, hi=4000, fine="num_idle_customers"),
+    # Each new customer (one order in six) costs the agent a mail, so orders stop at the 256K
+    # tier's count (the agent loop allows 500 calls); the longer tiers grow by idle customers
+    # (`num_idle_customers`), one listing page per hundred.
+    scale=Scale(primary="total_orders", lo=15, hi=524, fine="num_idle_customers"),
     instruction=instruction,
     read_set=read_set,
     outputs=(WELCOME, DbRows(CRM_PHYSICAL, ("woocommerce_id",))),

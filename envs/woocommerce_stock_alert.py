@@ -176,7 +176,10 @@ TASK = TaskSpec(
     version=0,
     summary="rewrite the stock-alert sheet from store inventory and mail one alert per low-stock product",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_low", lo=3, hi=1000, fine="num_normal"),
+    # Each low product costs the agent a mail, so low products stop at the 256K tier's count (the
+    # agent loop allows 500 calls); the longer tiers grow by normal products (`num_normal`), one
+    # listing page per hundred.
+    scale=Scale(primary="num_low", lo=3, hi=283, fine="num_normal"),
     instruction=instruction,
     read_set=read_set,
     outputs=(ALERT, SHEET_CELLS),

@@ -9,6 +9,7 @@ import asyncio
 import csv
 import io
 import json
+import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from envs.filter_low_selling_products import (
     CLEARANCE,
@@ -39,12 +41,18 @@ from envs.filter_low_selling_products import (
     TRAP_PAGE,
 )
 from generators.common import PersonNames, seeded_faker
+from generators.filter_low_selling_products import plan as plan_module
 from generators.filter_low_selling_products.plan import (
     AGE_90,
+    MATERIALS,
     MIN_NORMAL,
     NEAR_MISSES,
+    NOW,
+    SECTIONS,
     STREAMS,
+    STYLES,
     Plan,
+    _Catalog,
     default_normal,
     missing_edge_cases,
     plan_world,
@@ -53,9 +61,11 @@ from generators.filter_low_selling_products.plan import (
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import csv_text, fill
 from loca.core.rng import WorldRng
+from loca.core.script import ToolReply, ToolRequest
 from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.gateway import Gateway
+from scaffolds.oracles import agents
 from tests.harness import task_call, world_copy
 
 TASK = get_task("filter_low_selling_products")
@@ -577,3 +587,61 @@ def test_the_frozen_store_holds_every_product(world: World) -> None:
     assert sorted(int(k) for k in frozen) == sorted(p["id"] for p in _products(world))
     assert CLEARANCE in _category_ids(world) and OUTLET not in _category_ids(world)
     assert all(set(row) == {PRODUCT, PRICE, PROMO, RATIO} for row in _answer(world)[REPORT.file])
+
+
+# ------------------------------------------------------------------ the largest worlds
+
+LONGEST_NORMAL = 8_500  # ordinary products of a world of about 2.3M tokens at the top of the scale
+
+@pytest.mark.parametrize("seed", range(5))
+def test_plan_at_the_largest_scale_has_every_edge_case(seed: int) -> None:
+    n, normal = TASK.spec.scale.hi, LONGEST_NORMAL
+    plan = _plan(n, seed, normal)
+    assert missing_edge_cases(plan) == []
+    assert len(plan.to_move) == n and len(plan.products) == n + normal + len(NEAR_MISSES)
+    assert len({p.name for p in plan.people}) == len(plan.people)
+
+
+def test_dates_drawn_twice_never_make_a_second_tie(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With creation times drawn from a minute, products to move would share them; the tie
+    between the two planned products stays the only one."""
+    def within_a_minute(rng: random.Random, low: int, _high: int) -> datetime:
+        return NOW - timedelta(days=low, seconds=rng.randrange(60))
+
+    monkeypatch.setattr(plan_module, "_at", within_a_minute)
+    plan = _plan(40, 0)
+    created = [p.created for p in plan.to_move]
+    assert len(set(created)) == len(created) - 1
+    assert missing_edge_cases(plan) == []
+
+
+def test_a_full_section_numbers_its_names() -> None:
+    catalog = _Catalog(["Garden"])
+    rng = random.Random(0)
+    plain = len(STYLES) * len(MATERIALS) * len(SECTIONS["Garden"][1])
+    names = [catalog.name(rng, "Garden")[0] for _ in range(plain + 500)]
+    assert len({name.casefold() for name in names}) == len(names)
+    assert " No. " not in names[0] and sum(" No. " in name for name in names) >= 500
+
+
+@pytest.mark.slow
+def test_the_oracle_solves_a_world_of_2m_tokens_within_the_tool_call_limit(tmp_path: Path) -> None:
+    """At the top of the scale, with the ordinary products of a world of about 2.3M tokens, the oracle
+    (reads and one mail per subscriber) stays well within the agent loop's 500 tool calls."""
+    params = {"num_low": TASK.spec.scale.hi, "num_normal": LONGEST_NORMAL}
+    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    assert (world.meta.env_description_tokens or 0) > 2_250_000
+    gateway = Gateway(world, TASK.spec.servers)
+    answer = dispatcher(gateway)
+    calls: list[str] = []
+
+    async def counted(request: ToolRequest) -> ToolReply:
+        calls.append(request.name)
+        return await answer(request)
+
+    try:
+        script = agents(TASK.name).script("oracle")(TASK.spec.instruction(world), tool_list(gateway))
+        asyncio.run(drive(script, counted))
+    finally:
+        gateway.close()
+    assert len(calls) <= 470 and TASK.check(world).failed_names() == []

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from envs.woocommerce_new_welcome import (
     COMPLETED,
@@ -34,8 +35,11 @@ from generators.woocommerce_new_welcome.plan import edge_cases, plan_world
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import fill
 from loca.core.rng import WorldRng
+from loca.core.script import ToolReply, ToolRequest
 from loca.core.world import World
 from loca.validate import play_script
+from mock_servers.gateway import Gateway
+from scaffolds.oracles import agents
 from tests.harness import task_call, world_copy
 
 TASK = get_task("woocommerce_new_welcome")
@@ -61,6 +65,16 @@ def test_plan_has_every_edge_case(orders: int, seed: int) -> None:
     assert len({c.email for c in plan.customers}) == len(plan.customers)
     assert [o.created for o in plan.orders] == sorted(o.created for o in plan.orders)
     assert [c.created for c in plan.customers] == sorted(c.created for c in plan.customers)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_plan_has_every_edge_case(seed: int) -> None:
+    orders = TASK.spec.scale.hi
+    plan = _plan(orders, seed, 10_000)  # the idle customers of a world of about 2.3M tokens
+    assert edge_cases(plan) == []
+    assert len(plan.orders) == orders and len(plan.new_customers()) == counts(orders, 10_000).new
+    assert len({c.email for c in plan.customers}) == len({c.full_name.lower() for c in plan.customers}) == len(
+        plan.customers)
 
 
 def test_same_seed_same_plan_and_idle_customers_move_no_new_one() -> None:
@@ -334,3 +348,26 @@ def test_anything_else_changed_fails_no_side_effects(world: World, act: Callable
     _solve(world)
     act(world)
     assert _failed(world) == ["no_side_effects"]
+
+
+@pytest.mark.slow
+def test_the_oracle_solves_a_world_of_2m_tokens_within_the_tool_call_limit(tmp_path: Path) -> None:
+    """At the top of the scale, with the idle customers of a world of about 2.3M tokens, the oracle
+    (reads and one mail per new customer) stays well within the agent loop's 500 tool calls."""
+    params = {"total_orders": TASK.spec.scale.hi, "num_idle_customers": 10_000}
+    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    assert (world.meta.env_description_tokens or 0) > 2_250_000
+    gateway = Gateway(world, TASK.spec.servers)
+    answer = dispatcher(gateway)
+    calls: list[str] = []
+
+    async def counted(request: ToolRequest) -> ToolReply:
+        calls.append(request.name)
+        return await answer(request)
+
+    try:
+        script = agents(TASK.name).script("oracle")(TASK.spec.instruction(world), tool_list(gateway))
+        asyncio.run(drive(script, counted))
+    finally:
+        gateway.close()
+    assert len(calls) <= 470 and TASK.check(world).failed_names() == []

@@ -8,12 +8,14 @@ import asyncio
 import json
 import sqlite3
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import fastmcp
 import pytest
 
 from mock_servers.core.db import Database
 from mock_servers.woocommerce.domain import settings
+from mock_servers.woocommerce.domain.base import site_pair
 from tests.woocommerce_seed import PASSWORD, Woo, build_store
 
 
@@ -316,3 +318,9 @@ def test_no_read_shows_a_password_or_secret(woo: Woo) -> None:
             texts.append(woo.call(name, **{k: ids[k] for k in required})[0])
     assert len(texts) == 32 and any('"email":"ann@example.com"' in t for t in texts)
     assert not any(secret in t for t in texts for secret in (PASSWORD, "pbkdf2", "hook-secret-value"))
+
+
+@pytest.mark.parametrize("stored", ["2025-03-30T00:59:59Z", "2025-10-26T01:30:00Z", "2024-02-29T23:59:59Z", None])
+def test_a_utc_store_shows_its_instants_as_any_zone_without_offset_does(stored: str | None) -> None:
+    assert site_pair(stored, ZoneInfo("UTC")) == site_pair(stored, ZoneInfo("Etc/UTC")) == (
+        (stored[:19], stored[:19]) if stored else (None, None))

@@ -6,6 +6,7 @@ tier: the generic acceptance suite.)"""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from checkers.verdict import Verdict
+from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from envs.woocommerce_stock_alert import (
     ALERT,
@@ -31,17 +33,23 @@ from envs.woocommerce_stock_alert import (
 from generators.woocommerce_stock_alert import plan_of
 from generators.woocommerce_stock_alert.plan import (
     AT_THRESHOLD,
+    BRANDS,
+    CATEGORIES,
     LOW,
     NO_THRESHOLD,
     RESTOCKED,
+    STYLES,
     UNMANAGED,
+    Catalog,
     problems,
 )
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import fill
+from loca.core.script import ToolReply, ToolRequest
 from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.gateway import Gateway
+from scaffolds.oracles import agents
 from tests.harness import task_call, world_copy
 
 TASK = get_task("woocommerce_stock_alert")
@@ -459,3 +467,44 @@ def test_expected_rows_hold_the_edge_cases(blank: World) -> None:
         by_name.setdefault(r["Supplier Name"], set()).add(r["Supplier Contact"])
     assert any(len(contacts) == 2 for contacts in by_name.values()), "twin suppliers both supply a low product"
     assert [r["Product ID"] for r in rows] != sorted(r["Product ID"] for r in rows)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_world_holds_its_edge_cases(seed: int) -> None:
+    num_low = TASK.spec.scale.hi
+    plan = plan_of({"num_low": num_low, "num_normal": 9_500}, seed)  # a world of about 2.3M tokens
+    assert problems(plan) == []
+    kinds = [p.kind for p in plan.products]
+    assert kinds.count(LOW) == num_low == len(plan.expected_rows())
+    assert len({p.name for p in plan.products}) == len({p.sku for p in plan.products}) == len(plan.products)
+    assert 1 <= len(plan.stale) <= 3 and plan.kept
+
+
+def test_a_category_out_of_names_is_a_clear_error() -> None:
+    catalog = Catalog(random.Random(0))
+    with pytest.raises(ValueError, match="no unused product name left in"):
+        for _ in range(len(BRANDS) * len(STYLES) * sum(len(nouns) for _, nouns in CATEGORIES.values()) + 1):
+            catalog.draw()
+
+
+@pytest.mark.slow
+def test_the_oracle_solves_a_world_of_2m_tokens_within_the_tool_call_limit(tmp_path: Path) -> None:
+    """At the top of the scale, with the normal products of a world of about 2.3M tokens, the oracle
+    (reads and one mail per low product) stays well within the agent loop's 500 tool calls."""
+    params = {"num_low": TASK.spec.scale.hi, "num_normal": 9_500}
+    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    assert (world.meta.env_description_tokens or 0) > 2_250_000
+    gateway = Gateway(world, TASK.spec.servers)
+    answer = dispatcher(gateway)
+    calls: list[str] = []
+
+    async def counted(request: ToolRequest) -> ToolReply:
+        calls.append(request.name)
+        return await answer(request)
+
+    try:
+        script = agents(TASK.name).script("oracle")(TASK.spec.instruction(world), tool_list(gateway))
+        asyncio.run(drive(script, counted))
+    finally:
+        gateway.close()
+    assert len(calls) <= 470 and TASK.check(world).failed_names() == []

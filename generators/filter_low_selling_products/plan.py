@@ -9,6 +9,7 @@ decides the answer."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -42,6 +43,9 @@ STYLES = ("Rustic", "Modern", "Classic", "Nordic", "Vintage", "Minimal", "Coasta
 MATERIALS = ("Oak", "Walnut", "Bamboo", "Linen", "Cotton", "Wool", "Ceramic", "Brass", "Copper", "Marble",
              "Rattan", "Velvet", "Glass", "Stoneware", "Teak", "Jute", "Leather", "Cast Iron", "Pine", "Terracotta")
 TAGS = ("bestseller", "eco-friendly", "handmade", "gift-idea", "new-season", "limited-edition")
+# Draws of a free product name before numbering one: a section holds at least 3,000 names, and
+# a world of 2M tokens about 2,200 products a section, so a free one is found in a few draws.
+NAME_TRIES = 200
 CUSTOMER_SHARE = 3  # one list entry in this many is also a store customer
 
 # roles of the products to move
@@ -141,13 +145,20 @@ class _Catalog:
         self.skus: set[str] = set()
 
     def name(self, rng: random.Random, section: str, suffix: str = "") -> tuple[str, str, str]:
-        """(name, kind, material) not used yet (case-insensitively)."""
-        while True:
+        """(name, kind, material) not used yet (case-insensitively). When `NAME_TRIES` draws in a
+        row are taken (a section nearly full), the last one is numbered: `... No. 2`, `No. 3` ..."""
+        for _ in range(NAME_TRIES):
             kind, material = rng.choice(SECTIONS[section][1]), rng.choice(MATERIALS)
-            name = f"{rng.choice(STYLES)} {material} {kind}{suffix}"
+            style = rng.choice(STYLES)
+            name = f"{style} {material} {kind}{suffix}"
             if name.casefold() not in self.names:
                 self.names.add(name.casefold())
                 return name, kind, material
+        number = 2
+        while (name := f"{style} {material} {kind} No. {number}{suffix}").casefold() in self.names:
+            number += 1
+        self.names.add(name.casefold())
+        return name, kind, material
 
     def sku(self, rng: random.Random, section: str) -> str:
         while True:
@@ -212,8 +223,13 @@ def _to_move(rng: random.Random, catalog: _Catalog, n: int) -> list[Product]:
         catalog.names -= {a.name.casefold(), b.name.casefold()}
     second = next(c for c in catalog.sections if c not in b.categories)
     out += [a, replace(b, categories=(*b.categories, second))]
+    taken = {p.created for p in out}
     for _ in range(n - len(out)):
-        out.append(_product(rng, catalog, SELECTED, _at(rng, 94, 590), *_low(rng), on_sale=rng.random() < 0.7))
+        created = _at(rng, 94, 590)
+        while created in taken:  # the tie stays the only one, however many products there are
+            created = _at(rng, 94, 590)
+        taken.add(created)
+        out.append(_product(rng, catalog, SELECTED, created, *_low(rng), on_sale=rng.random() < 0.7))
     return out
 
 
@@ -298,7 +314,8 @@ def missing_edge_cases(plan: Plan) -> list[str]:
     by_role = {p.role: p for p in plan.products}
     first_page = {p.sku for p in plan.default_listing()[:TRAP_PAGE]}
     created = [p.created for p in moved]
-    tied = [p for p in moved if created.count(p.created) > 1]
+    times = Counter(created)
+    tied = [p for p in moved if times[p.created] > 1]
     cases = {
         "a product to move exactly 91 full days old": any(p.age_days == MIN_AGE_DAYS for p in moved),
         "a published slow seller exactly 90 full days old": by_role[AGE_90].age_days == MIN_AGE_DAYS - 1

@@ -25,6 +25,7 @@ PRODUCTS = (("Ceramic Pour-Over Set", "KIT-POUR", "38.00"), ("Stoneware Mug", "M
             ("Salt Cellar", "SLT-CEL", "16.00"), ("Knife Sharpener", "SHP-WET", "49.00"),
             ("Silicone Baking Mat", "MAT-SIL", "12.99"), ("Herb Scissors", "SCS-HRB", "15.25"),
             ("Espresso Cups (2)", "CUP-ESP2", "21.00"), ("Walnut Serving Tray", "TRY-WAL", "58.00"))
+PRICES = {sku: Decimal(price) for _, sku, price in PRODUCTS}
 SHIPPING = (Decimal("0.00"), Decimal("4.99"), Decimal("9.99"))
 
 
@@ -57,8 +58,7 @@ class Order:
 
     @property
     def total(self) -> Decimal:
-        prices = {sku: Decimal(price) for _, sku, price in PRODUCTS}
-        return sum((prices[sku] * qty for sku, qty in self.items), self.shipping)
+        return sum((PRICES[sku] * qty for sku, qty in self.items), self.shipping)
 
 
 @dataclass(frozen=True)

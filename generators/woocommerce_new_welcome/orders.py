@@ -30,6 +30,7 @@ from generators.woocommerce_new_welcome.model import (
 from loca.core.rng import WorldRng
 
 EXTRA_STATUS = ((COMPLETED, 0.8), ("cancelled", 0.1), ("refunded", 0.1))  # a repeat customer's later orders
+SKUS = tuple(sku for _, sku, _ in PRODUCTS)
 RECENT_REPEAT_SHARE = 0.15  # repeat customers whose latest order was completed in the window
 
 
@@ -49,7 +50,7 @@ class _Orders:
 
 
 def _items(rng: random.Random) -> tuple[tuple[str, int], ...]:
-    skus = rng.sample([sku for _, sku, _ in PRODUCTS], rng.choices((1, 2, 3), (0.5, 0.35, 0.15))[0])
+    skus = rng.sample(SKUS, rng.choices((1, 2, 3), (0.5, 0.35, 0.15))[0])
     return tuple((sku, rng.choice((1, 1, 1, 2))) for sku in skus)
 
 

@@ -64,6 +64,9 @@ SUPPLIER_SUFFIXES = ("Supply Co.", "Wholesale", "Trading", "Industries", "Distri
                      "Imports", "Manufacturing", "Partners", "Goods")
 MAIL_BOXES = ("sales", "orders", "purchasing", "supply", "accounts", "wholesale")
 MAIL_ENDINGS = (".com", ".net", ".co", ".biz", ".co.uk", ".io")
+# Draws of a product name before giving up: a category holds 2,560 names and the largest world
+# about 1,200 products per category, so a free one is found in a few draws.
+NAME_TRIES = 10_000
 STORES = ("Northpeak Outfitters", "Maple and Pine", "Brightside Goods", "Harbor Lane Store", "Cedar Street Shop")
 
 
@@ -189,9 +192,12 @@ class Catalog:
         rng = self.rng
         code = rng.choice(sorted(CATEGORIES))
         category, nouns = CATEGORIES[code]
-        name = ""
-        while not name or name in self.names:
+        for _ in range(NAME_TRIES):
             name = f"{rng.choice(BRANDS)} {rng.choice(STYLES)} {rng.choice(nouns)}"
+            if name not in self.names:
+                break
+        else:
+            raise ValueError(f"no unused product name left in {category}: too many products for the catalogue")
         self.names.add(name)
         number = rng.randint(10000, 99999)
         while number in self.numbers:
@@ -345,6 +351,7 @@ def problems(plan: Plan) -> list[str]:
     by_id = [p.sku for p in sorted(low, key=lambda p: p.id)]
     if by_id == sorted(by_id):
         found.append("low products in SKU order by id")
-    if len(products) <= DEFAULT_PAGE or all(p in _listing(products)[:DEFAULT_PAGE] for p in low):
+    first_page = {p.id for p in _listing(products)[:DEFAULT_PAGE]}
+    if len(products) <= DEFAULT_PAGE or all(p.id in first_page for p in low):
         found.append("no low product beyond the first page of the default listing")
     return found

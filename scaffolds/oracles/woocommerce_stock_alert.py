@@ -132,9 +132,9 @@ def send_alerts(tools: Tools, answer: dict[str, Any], knobs: Knobs) -> Script:
     send = tools("email", "send_email")
     extra = {"cc": answer["admin"]} if knobs.cc_admin else {}
     mails = [(entry["to"], *_message(template, entry, knobs)) for entry in answer[MAIL]]
-    if knobs.one_message and mails:
+    if knobs.one_message and mails:  # one line a product: every body together nears the 200,000-character limit
         yield from call(send, {"to": mails[0][0], "subject": "[Stock Alert] Products Below Safety Threshold",
-                               "body": "\n\n".join(body for _, _, body in mails)})
+                               "body": "\n".join(f"{row['SKU']} {row['Product Name']}" for row in answer[ROWS])})
     else:
         yield from call_all([ToolRequest(send, {"to": to, "subject": subject, "body": body, **extra})
                              for to, subject, body in mails])

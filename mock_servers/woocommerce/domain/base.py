@@ -122,6 +122,8 @@ def site_pair(stored: str | None, zone: ZoneInfo) -> tuple[str | None, str | Non
     if stored is None:
         return None, None
     gmt = stored[:19]
+    if zone.key == "UTC":  # no offset to look up
+        return gmt, gmt
     moment = datetime.fromisoformat(gmt)
     offset = _hour_offset(zone, stored[:13])
     if offset is None:

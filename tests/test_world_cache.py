@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envs.core.env import LocaEnv
-from envs.core.registry import get_task
+from envs.core.registry import Task, get_task
 from envs.core.reuse import target_alias, world_key
 from loca.core.world import World, content_hash
 from loca.core.world_cache import LIMIT_ENV, WorldCache, world_cache
@@ -175,3 +175,25 @@ def test_loca_cache_shows_the_worlds_against_the_limit_and_clears_everything(
     assert cleared.exit_code == 0 and "MB freed" in cleared.output
     assert list(cache.root.parent.iterdir()) == [] and cache.entries() == []
     assert "world cache: 0 worlds, 0.0 MB" in runner.invoke(app, ["cache", "info"]).output
+
+
+def test_editing_a_task_spec_changes_its_worlds_keys(any_task: Task, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec module (scale, read set) is part of the code a world is keyed by: a target
+    length never finds a world built under another spec."""
+    import importlib
+
+    from envs.core import reuse
+
+    module = importlib.import_module(any_task.package or f"envs.{any_task.name}")
+    assert module.__file__ is not None and reuse._spec_file(any_task) == Path(module.__file__)
+    spec = tmp_path / "spec.py"
+    monkeypatch.setattr(reuse, "_spec_file", lambda task: spec)
+    keys = []
+    smallest = {any_task.spec.scale.primary: any_task.spec.scale.lo}
+    for text in ("hi = 400\n", "hi = 76\n"):
+        spec.write_text(text)
+        reuse._code_digest.cache_clear()
+        keys.append((target_alias(any_task, 8000, 0), world_key(any_task, smallest, 0)))
+    reuse._code_digest.cache_clear()
+    assert keys[0][0] != keys[1][0] and keys[0][1] != keys[1][1]

@@ -2,9 +2,10 @@
 and obtaining a world from the cache or building it (and storing it for the next reset).
 
 A world is keyed by its task, generator version, resolved params and seed, and by a digest of
-the code and data worlds are made from (the task's generator folder with its templates and
-calibration table, the packages of its servers and the shared server core), so that editing a
-generator or a server's tables never serves a stale world. A reset by target length finds its
+the code and data worlds are made from (the task's spec module with its scale and read set, its
+generator folder with its templates and calibration table, the packages of its servers and the
+shared server core), so that editing a spec, a generator or a server's tables never serves a
+stale world. A reset by target length finds its
 world through an alias of (task, code digest, target, seed)."""
 
 from __future__ import annotations
@@ -44,11 +45,19 @@ def _code_digest(name: str) -> str:
              *(_package_dir(f"mock_servers.{server}") for server in sorted(set(task.spec.servers.values())))]
     shared = sorted(p for p in task.generator_dir.parent.glob("*.py"))
     h = hashlib.sha256()
-    for path in [*shared, *(p for root in roots for p in sorted(root.rglob("*")))]:
+    for path in [_spec_file(task), *shared, *(p for root in roots for p in sorted(root.rglob("*")))]:
         if path.is_file() and "__pycache__" not in path.parts:
             h.update(f"{path.parent.name}/{path.name}\n".encode())
             h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
+
+
+def _spec_file(task: Task) -> Path:
+    """The module declaring the task's `TaskSpec` (`envs/<task>.py`, or an extra task's package)."""
+    found = importlib.util.find_spec(f"envs.{task.name}" if task.package is None else task.package)
+    if found is None or found.origin is None:
+        raise LookupError(f"task {task.name} has no spec module")
+    return Path(found.origin)
 
 
 def _digest(*parts: Any) -> str:

@@ -58,7 +58,7 @@ TASK = TaskSpec(
     summary="calendar reminders 3 h before each listed track's final camera-ready deadline",
     servers={"calendar": "calendar", "email": "email", "filesystem": "filesystem",
              "python_execute": "python_execute", "claim_done": "claim_done"},
-    scale=Scale(primary="num_target", lo=3, hi=400, fine="num_misc_emails"),
+    scale=Scale(primary="num_target", lo=3, hi=1200, fine="num_misc_emails"),
     instruction=instruction,
     read_set=read_set,
     outputs=(EVENTS,),

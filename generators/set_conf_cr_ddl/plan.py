@@ -38,6 +38,10 @@ SHARES = {"extended": 0.4, "corrected": 0.1, "other_track": 0.3, "reminded": 0.3
 NOISE_CAMERA_READY = 0.7  # share of noise conferences that announce a camera-ready deadline
 MIN_TARGETS, MIN_NOISE = 3, 2
 MAIL_WINDOW = (timedelta(days=60), timedelta(minutes=10))  # e-mails sent in now - [60 d, 10 min]
+# Draws of a target's deadline at the usual wall times before any quarter hour will do: the
+# usual instants run out at several hundred targets, while final deadlines must stay distinct.
+USUAL_TRIES = 30
+FINAL_TRIES = 1_000
 
 
 @dataclass
@@ -134,8 +138,8 @@ def _target_chain(rng: random.Random, dl: Deadlines, conf: Conference, track: st
                   flags: Flags) -> tuple[Deadline, list[Mail]]:
     """The target track's first deadline and its deadline e-mails, oldest first."""
     zone = AOE if flags.in_aoe else conf.zone
-    for _ in range(1_000):
-        first = current = dl.first(track, zone)
+    for attempt in range(FINAL_TRIES):
+        first = current = dl.first(track, zone, any_time=attempt >= USUAL_TRIES)
         mails = [Mail("instructions", conf, (first,))]
         if flags.extended:
             if flags.stale_reminder:
@@ -350,7 +354,11 @@ def plan_world(streams: dict[str, random.Random], fake: Faker, num_target: int, 
     min_misc = FIRST_PAGE + min(len(t) for t in plan.threads) + 1 - len(plan.mails) - len(general)
     general += [Mail("misc") for _ in range(max(num_misc, min_misc))]
     times = SendTimes(streams["times"])
-    noise_threads = [[m for m in plan.mails if m.conference is c] for c in plan.noise]
+    by_conference: dict[int, list[Mail]] = {id(c): [] for c in plan.noise}
+    for m in plan.mails:
+        if m.conference is not None and id(m.conference) in by_conference:
+            by_conference[id(m.conference)].append(m)
+    noise_threads = list(by_conference.values())
     _time(times, plan.threads + noise_threads, general)
     plan.mails += general
     _pagination_trap(times, plan)

@@ -93,7 +93,7 @@ TASK = TaskSpec(
     version=0,
     summary="e-mail every enrolled student without a presentation submission in the inbox",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_students", lo=20, hi=4000, fine="num_distractor_emails"),
+    scale=Scale(primary="num_students", lo=20, hi=12600, fine="num_distractor_emails"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REMINDER,),

@@ -93,7 +93,10 @@ TASK = TaskSpec(
     version=0,
     summary="e-mail every enrolled student without a presentation submission in the inbox",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_students", lo=20, hi=12600, fine="num_distractor_emails"),
+    # A quarter of the students get a reminder, one send_email call each, so students stop at
+    # the 256K tier's count (the agent loop allows 500 calls); the longer tiers grow by
+    # distractor e-mails (`num_distractor_emails`).
+    scale=Scale(primary="num_students", lo=20, hi=1380, fine="num_distractor_emails"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REMINDER,),

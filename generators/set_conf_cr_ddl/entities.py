@@ -16,9 +16,6 @@ ZoneKind = Literal["aoe", "utc", "offset", "iana"]
 NOW = datetime(2025, 9, 15, 9, 0, tzinfo=UTC)
 FIRST_DAY, LAST_DAY = 10, 80  # every deadline lies in now + [10 d, 80 d]
 EXTENSION_DAYS = (2, 7)
-# the wall times of a deadline drawn at any time: a quarter hour from 06:00 to 23:45 (never
-# around midnight, where "12:00 AM" reads two ways)
-ANY_TIME_FROM, QUARTER_HOURS = 6, (24 - 6) * 4
 # calendar zones: none is UTC or AoE, so a naive time read in the calendar's zone is wrong
 CALENDAR_ZONES = ["America/New_York", "America/Chicago", "America/Los_Angeles", "Europe/Berlin",
                   "Europe/Paris", "Asia/Tokyo", "Asia/Singapore", "Australia/Sydney", "Asia/Kolkata"]
@@ -212,19 +209,12 @@ class Deadlines:
         self.rng = rng
         self.finals: set[datetime] = set()
 
-    def first(self, track: str, zone: Zone, latest_day: int = LAST_DAY - EXTENSION_DAYS[1],
-              any_time: bool = False) -> Deadline:
+    def first(self, track: str, zone: Zone, latest_day: int = LAST_DAY - EXTENSION_DAYS[1]) -> Deadline:
         """A first announcement: late enough that a UTC correction (12 h earlier) stays in range,
-        early enough that an extension does. Its wall time is one the zone's organisers
-        usually pick or, with `any_time`, any quarter hour from 06:00 on."""
+        early enough that an extension does."""
         for _ in range(1_000):
             day = (NOW + timedelta(days=self.rng.randint(FIRST_DAY + 1, latest_day))).date()
-            if any_time:
-                quarter = self.rng.randrange(QUARTER_HOURS)
-                wall = time(ANY_TIME_FROM + quarter // 4, 15 * (quarter % 4))
-            else:
-                wall = self.rng.choice(WALL_TIMES[zone.kind])
-            local = datetime.combine(day, wall, zone.tz)
+            local = datetime.combine(day, self.rng.choice(WALL_TIMES[zone.kind]), zone.tz)
             if in_range(local - timedelta(hours=12)) and in_range(local + timedelta(days=7)):
                 return Deadline(track, local.astimezone(UTC), zone)
         raise ValueError("no deadline in range")

@@ -38,10 +38,6 @@ SHARES = {"extended": 0.4, "corrected": 0.1, "other_track": 0.3, "reminded": 0.3
 NOISE_CAMERA_READY = 0.7  # share of noise conferences that announce a camera-ready deadline
 MIN_TARGETS, MIN_NOISE = 3, 2
 MAIL_WINDOW = (timedelta(days=60), timedelta(minutes=10))  # e-mails sent in now - [60 d, 10 min]
-# Draws of a target's deadline at the usual wall times before any quarter hour will do: the
-# usual instants run out at several hundred targets, while final deadlines must stay distinct.
-USUAL_TRIES = 30
-FINAL_TRIES = 1_000
 
 
 @dataclass
@@ -138,8 +134,8 @@ def _target_chain(rng: random.Random, dl: Deadlines, conf: Conference, track: st
                   flags: Flags) -> tuple[Deadline, list[Mail]]:
     """The target track's first deadline and its deadline e-mails, oldest first."""
     zone = AOE if flags.in_aoe else conf.zone
-    for attempt in range(FINAL_TRIES):
-        first = current = dl.first(track, zone, any_time=attempt >= USUAL_TRIES)
+    for _ in range(1_000):
+        first = current = dl.first(track, zone)
         mails = [Mail("instructions", conf, (first,))]
         if flags.extended:
             if flags.stale_reminder:

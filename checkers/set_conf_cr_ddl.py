@@ -32,16 +32,32 @@ class Matching:
     unmatched: list[NewEvent]
 
 
+_WORD = re.compile(r"[0-9a-z]+")
+
+
 def _names(title: str, acronym: str) -> bool:
     return re.search(rf"(?<![0-9a-z]){re.escape(acronym.casefold())}(?![0-9a-z])", title.casefold()) is not None
+
+
+def _named(title: str, by_word: dict[str, list[str]], others: list[str]) -> list[str]:
+    """The expected acronyms `title` names: those made of letters and digits found among its
+    words (a lookup per word, not a search per acronym: thousands of each in a large world),
+    the rest searched."""
+    return ([a for word in dict.fromkeys(_WORD.findall(title.casefold())) for a in by_word.get(word, ())]
+            + [a for a in others if _names(title, a)])
 
 
 def matching(ctx: Context) -> Matching:
     def match() -> Matching:
         expected = [e["acronym"] for e in ctx.answer(ANSWER_KEY)]
         found = Matching({a: [] for a in expected}, [])
+        by_word: dict[str, list[str]] = {}
+        for a in expected:
+            if _WORD.fullmatch(a.casefold()):
+                by_word.setdefault(a.casefold(), []).append(a)
+        others = [a for a in expected if not _WORD.fullmatch(a.casefold())]
         for event in new_events(ctx):
-            named = [a for a in expected if _names(event.summary, a)]
+            named = _named(event.summary, by_word, others)
             if len(named) == 1:
                 found.by_acronym[named[0]].append(event)
             else:

@@ -74,7 +74,7 @@ TASK = TaskSpec(
     servers={"email": "email", "filesystem": "filesystem", "terminal": "terminal",
              "python_execute": "python_execute", "pdf_tools": "pdf_tools", "memory": "memory",
              "claim_done": "claim_done"},
-    scale=Scale(primary="num_professors", lo=10, hi=4000, fine="num_other_emails"),
+    scale=Scale(primary="num_professors", lo=10, hi=10000, fine="num_other_emails"),
     instruction=instruction,
     read_set=read_set,
     outputs=(SUBMISSION,),

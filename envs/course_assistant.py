@@ -69,16 +69,19 @@ def read_sheet(tools: Tools, filepath: str, sheet: str) -> Script:
         start = page["next_start_cell"]
 
 
-def read_everything(tools: Tools, page_size: int = MAX_PAGE, first_page_only: bool = False) -> Script:
+def read_everything(tools: Tools, page_size: int = MAX_PAGE, first_page_only: bool = False,
+                    query: str | None = None) -> Script:
     """The read set: the credentials, the login, the roster (all pages) and the inbox (all
-    pages). Returns (the login reply, the roster rows as dicts by header, the inbox e-mails)."""
+    pages; with `query`, only the e-mails a search for it finds). Returns (the login reply, the
+    roster rows as dicts by header, the inbox e-mails)."""
     text = yield from call(tools("filesystem", "read_text_file"), {"path": CREDENTIALS_FILE})
     address, password = parse_credentials(text)
     me = yield from call(tools("email", "login"), {"email": address, "password": password})
     meta = yield from call(tools("excel", "get_workbook_metadata"), {"filepath": ROSTER_FILE})
     header, *rows = yield from read_sheet(tools, ROSTER_FILE, meta["sheets"][0]["name"])
-    [emails] = yield from paged(tools("email", "get_emails"), [{"folder": "INBOX"}], "emails",
-                                "page_size", page_size, first_page_only)
+    listing = (tools("email", "get_emails"), {"folder": "INBOX"}) if query is None else \
+        (tools("email", "search_emails"), {"query": query, "folder": "INBOX"})
+    [emails] = yield from paged(listing[0], [listing[1]], "emails", "page_size", page_size, first_page_only)
     return me, [dict(zip(header, row, strict=False)) for row in rows], emails
 
 
@@ -93,7 +96,10 @@ TASK = TaskSpec(
     version=0,
     summary="e-mail every enrolled student without a presentation submission in the inbox",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_students", lo=20, hi=4000, fine="num_distractor_emails"),
+    # A quarter of the students get a reminder, one send_email call each, so students stop at
+    # the 256K tier's count (the agent loop allows 500 calls); the longer tiers grow by
+    # distractor e-mails (`num_distractor_emails`).
+    scale=Scale(primary="num_students", lo=20, hi=1380, fine="num_distractor_emails"),
     instruction=instruction,
     read_set=read_set,
     outputs=(REMINDER,),

@@ -58,7 +58,10 @@ TASK = TaskSpec(
     summary="calendar reminders 3 h before each listed track's final camera-ready deadline",
     servers={"calendar": "calendar", "email": "email", "filesystem": "filesystem",
              "python_execute": "python_execute", "claim_done": "claim_done"},
-    scale=Scale(primary="num_target", lo=3, hi=400, fine="num_misc_emails"),
+    # Each target costs the agent a calendar call besides its share of the inbox pages, so
+    # targets stop at the 256K tier's count (the agent loop allows 500 calls); the longer tiers
+    # grow by everyday e-mails (`num_misc_emails`).
+    scale=Scale(primary="num_target", lo=3, hi=134, fine="num_misc_emails"),
     instruction=instruction,
     read_set=read_set,
     outputs=(EVENTS,),

@@ -45,7 +45,7 @@ def _plan(n: int, seed: int) -> WorldPlan:
     return make_plan(resolve_params({"num_professors": n}), seed)
 
 
-@pytest.mark.parametrize("n", [10, 20, 40, 90, 180, 285, 360, 750, 4000])
+@pytest.mark.parametrize("n", [10, 20, 40, 90, 180, 285, 360, 750, 4000, TASK.spec.scale.hi])
 def test_reply_types_follow_the_fixed_ratios(n: int) -> None:
     c = counts(n)
     assert sum(c.values()) == n
@@ -55,7 +55,7 @@ def test_reply_types_follow_the_fixed_ratios(n: int) -> None:
     assert 0 <= c["ra_offer"] - c["no_spots"] <= 1 and c["no_spots"] >= 1
 
 
-@pytest.mark.parametrize("n", [10, 14, 15, 25, 40, 120, 400, 1020, 4000])
+@pytest.mark.parametrize("n", [10, 14, 15, 25, 40, 120, 400, 1020, 4000, TASK.spec.scale.hi])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_guarantees(n: int, seed: int) -> None:
     plan = _plan(n, seed)
@@ -90,6 +90,11 @@ def test_plan_guarantees(n: int, seed: int) -> None:
     newest = sorted(plan.inbox, key=lambda m: m.at, reverse=True)
     assert any(m.event == "request" and m.professor and m.professor.kind == "positive"
                for m in newest[TRAP_PAGE:]), "the pagination trap"
+
+
+def test_an_inbox_too_big_for_the_reply_window_is_refused() -> None:
+    with pytest.raises(ValueError, match="do not fit in the 74820 minutes"):
+        make_plan({"num_professors": 10, "num_other_emails": 80_000}, 0)
 
 
 def test_same_seed_same_plan_and_a_distractor_leaves_the_professors_alone() -> None:

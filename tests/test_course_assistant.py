@@ -60,7 +60,7 @@ def _plan(n: int, seed: int, distractors: int = 3) -> Plan:
     return plan_world({name: rngs.stream(name) for name in STREAMS}, names, n, distractors)
 
 
-@pytest.mark.parametrize("n", [20, 21, 39, 40, 150, 700, 1400, 4000])
+@pytest.mark.parametrize("n", [20, 21, 39, 40, 150, 700, 1400, 4000, TASK.spec.scale.hi])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_has_every_edge_case(n: int, seed: int) -> None:
     plan = _plan(n, seed)

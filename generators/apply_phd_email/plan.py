@@ -274,8 +274,11 @@ def _timeline(rng: random.Random, professors: list[Professor], others: int, star
         if p.kind in ("ra_offer", "no_spots"):
             slots.append((p.kind, p))
     slots += [("notice", None)] * max(others, MIN_INBOX - len(slots))
+    window = int((end - start).total_seconds() // 60)
+    if len(slots) > window:
+        raise ValueError(f"{len(slots)} inbox messages do not fit in the {window} minutes of the reply window")
     rng.shuffle(slots)
-    minutes = sorted(rng.sample(range(int((end - start).total_seconds() // 60)), len(slots)))
+    minutes = sorted(rng.sample(range(window), len(slots)))
     messages = [Message(event, p, start + timedelta(minutes=m)) for (event, p), m in zip(slots, minutes, strict=True)]
     requests = {id(m.professor): m for m in messages if m.event == "request"}
     for withdrawal in (m for m in messages if m.event == "withdrawal"):

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from functools import cache
 from pathlib import Path
 
 from faker import Faker
+from jinja2 import Template
 from openpyxl import Workbook
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
@@ -85,8 +87,14 @@ def resolve_params(params: dict[str, object]) -> dict[str, int]:
     return Params.model_validate(params).resolved()
 
 
+@cache
+def _template(name: str) -> Template:
+    """A template loaded once (the environment would check its file on every lookup)."""
+    return _TEMPLATES.get_template(f"{name}.j2")
+
+
 def _render(template: str, /, **values: object) -> str:
-    return _TEMPLATES.get_template(f"{template}.j2").render(**values).strip()
+    return _template(template).render(**values).strip()
 
 
 def _link(rng: random.Random, domain: str) -> str:

@@ -350,7 +350,11 @@ def plan_world(streams: dict[str, random.Random], fake: Faker, num_target: int, 
     min_misc = FIRST_PAGE + min(len(t) for t in plan.threads) + 1 - len(plan.mails) - len(general)
     general += [Mail("misc") for _ in range(max(num_misc, min_misc))]
     times = SendTimes(streams["times"])
-    noise_threads = [[m for m in plan.mails if m.conference is c] for c in plan.noise]
+    by_conference: dict[int, list[Mail]] = {id(c): [] for c in plan.noise}
+    for m in plan.mails:
+        if m.conference is not None and id(m.conference) in by_conference:
+            by_conference[id(m.conference)].append(m)
+    noise_threads = list(by_conference.values())
     _time(times, plan.threads + noise_threads, general)
     plan.mails += general
     _pagination_trap(times, plan)

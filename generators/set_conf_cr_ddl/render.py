@@ -8,9 +8,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
 from pathlib import Path
 
 from faker import Faker
+from jinja2 import Template
 
 from generators.common import templates
 from generators.set_conf_cr_ddl.entities import NOW, Deadline, Person, Zone, draw_zone
@@ -65,8 +67,14 @@ def when(rng: random.Random, deadline: Deadline) -> str:
             f"{written_zone(rng, deadline.zone)}")
 
 
+@cache
+def _template(name: str) -> Template:
+    """A template loaded once (the environment would check its file on every lookup)."""
+    return _TEMPLATES.get_template(name)
+
+
 def _render(template: str, /, **values: object) -> str:
-    return _TEMPLATES.get_template(template).render(**values).strip()
+    return _template(template).render(**values).strip()
 
 
 @dataclass(frozen=True)

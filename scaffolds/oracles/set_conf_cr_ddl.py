@@ -97,8 +97,14 @@ def statements(body: str, aoe_as_utc: bool = False) -> list[tuple[str, datetime]
     return found
 
 
-def _names(subject: str, acronyms: list[str]) -> list[str]:
-    return [a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){re.escape(a)}(?![A-Za-z0-9])", subject)]
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _names(subject: str, acronyms: set[str], others: list[str]) -> list[str]:
+    """The acronyms `subject` names as whole words: those made of letters and digits by a
+    lookup per word (thousands of acronyms and e-mails in a large world), the rest searched."""
+    return ([w for w in dict.fromkeys(_WORD.findall(subject)) if w in acronyms]
+            + [a for a in others if re.search(rf"(?<![A-Za-z0-9]){re.escape(a)}(?![A-Za-z0-9])", subject)])
 
 
 def deadlines(emails: list[dict[str, Any]], acronyms: list[str],
@@ -107,9 +113,11 @@ def deadlines(emails: list[dict[str, Any]], acronyms: list[str],
     (found as a whole word of the subject): the most recently sent statement, or with
     `pre_extension` the first."""
     latest: dict[tuple[str, str], datetime] = {}
+    words = {a for a in acronyms if _WORD.fullmatch(a)}
+    others = [a for a in dict.fromkeys(acronyms) if a not in words]
     ordered = sorted(emails, key=lambda m: (m["date"], int(m["id"])), reverse=knobs.pre_extension)
     for mail in ordered:
-        for acronym in _names(mail["subject"], acronyms):
+        for acronym in _names(mail["subject"], words, others):
             for track, moment in statements(mail["body"], knobs.aoe_as_utc):
                 latest[(acronym, track)] = moment
     return latest

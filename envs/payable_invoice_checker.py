@@ -127,7 +127,7 @@ TASK = TaskSpec(
     summary="record invoice PDFs in Snowflake and e-mail managers their outstanding invoices",
     servers={"snowflake": "snowflake", "email": "email", "pdf_tools": "pdf_tools", "filesystem": "filesystem",
              "terminal": "terminal", "python_execute": "python_execute", "claim_done": "claim_done"},
-    scale=Scale(primary="num_invoices", lo=5, hi=3300, fine="num_existing"),
+    scale=Scale(primary="num_invoices", lo=5, hi=3500, fine="num_existing"),
     instruction=instruction,
     read_set=read_set,
     outputs=(NOTICE, DbRows(PHYSICAL[INVOICES], ("INVOICE_ID",)), DbRows(PHYSICAL[PAYMENTS], ("INVOICE_ID",))),

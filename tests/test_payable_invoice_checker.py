@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 from collections import Counter
 from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,17 @@ from envs.payable_invoice_checker import (
     table,
 )
 from generators.payable_invoice_checker import plan_world
-from generators.payable_invoice_checker.plan import PAID, PARTIAL, REVIEW, TEMPLATES, UNPAID, Plan, num_managers
+from generators.payable_invoice_checker.plan import (
+    PAID,
+    PARTIAL,
+    REVIEW,
+    TEMPLATES,
+    UNPAID,
+    IdMaker,
+    Plan,
+    Supplier,
+    num_managers,
+)
 from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World
@@ -54,7 +67,7 @@ def _plan(k: int, seed: int, existing: int | None = None) -> Plan:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("k", [5, 6, 8, 13, 40, 270])
+@pytest.mark.parametrize("k", [5, 6, 8, 13, 40, 270, TASK.spec.scale.hi])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     plan = _plan(k, seed)
@@ -63,7 +76,8 @@ def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     ids = old + [i.invoice_id for i in plan.invoices if not i.recorded]
     assert len(ids) == len(set(ids)) and all(ID_TOKEN.fullmatch(i) for i in ids)
     recorded = [i for i in plan.invoices if i.recorded]
-    assert recorded and all(old.index(i.invoice_id) >= TRAP_ROWS for i in recorded), "the pagination trap"
+    position = {invoice_id: n for n, invoice_id in enumerate(old)}
+    assert recorded and all(position[i.invoice_id] >= TRAP_ROWS for i in recorded), "the pagination trap"
     assert len(plan.existing) == 60 * k + len(recorded)
     new = [i for i in plan.invoices if not i.recorded]
     statuses = Counter(i.status for i in new)
@@ -79,6 +93,18 @@ def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     assert all(row.issued.year in (2022, 2023) for row in plan.existing if row.invoice_id not in
                {i.invoice_id for i in recorded})
     assert {i.template for i in plan.invoices} == set(range(TEMPLATES))
+
+
+def test_a_full_id_format_is_a_clear_error_not_an_endless_draw() -> None:
+    """10,000 IDs a month in the `YYYYMM-NNNN` format: drawing past them stops with an error."""
+    supplier = Supplier("Acme", "billing@acme-supply.com", "1 Main St", "Springfield, IL 62701",
+                        "(217) 555-0100", 4, "ACM", Decimal("0.05"))
+    ids = IdMaker(random.Random(7))
+    made: list[str] = []
+    with pytest.raises(ValueError, match="no free invoice ID of format 4 left for 2023-05"):
+        while len(made) <= 10_000:
+            made.append(ids.make(supplier, date(2023, 5, 17)))
+    assert 9_000 < len(made) == len(set(made)) <= 10_000
 
 
 def test_same_seed_same_plan_and_old_rows_move_no_invoice() -> None:

@@ -8,6 +8,7 @@ suite.)"""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import random
 from collections import Counter
@@ -105,6 +106,17 @@ def test_a_full_id_format_is_a_clear_error_not_an_endless_draw() -> None:
         while len(made) <= 10_000:
             made.append(ids.make(supplier, date(2023, 5, 17)))
     assert 9_000 < len(made) == len(set(made)) <= 10_000
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_generating_leaves_the_garbage_collector_as_it_was(enabled: bool, tmp_path: Path) -> None:
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        TASK.generate(tmp_path / "w", {"num_invoices": 5}, 0)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_same_seed_same_plan_and_old_rows_move_no_invoice() -> None:

@@ -26,6 +26,7 @@ from envs.payable_invoice_checker import (
     DATABASE,
     FILES,
     FLAG_COMMENT,
+    ID_PAGE,
     ID_TOKEN,
     INITIAL_FLAG_COMMENT,
     INVOICE_COLUMNS,
@@ -55,6 +56,7 @@ from generators.payable_invoice_checker.plan import (
 from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World
+from loca.runner.config import RunConfig
 from loca.validate import play_script
 from scaffolds.oracles.payable_invoice_checker import parse_invoice
 from tests.harness import task_call, world_copy
@@ -94,6 +96,29 @@ def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     assert all(row.issued.year in (2022, 2023) for row in plan.existing if row.invoice_id not in
                {i.invoice_id for i in recorded})
     assert {i.template for i in plan.invoices} == set(range(TEMPLATES))
+
+
+LARGEST_EXISTING = 240_000  # the existing rows of a world of some 2.4M tokens at the most invoices
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_world_keeps_ids_unique_and_the_trap(seed: int) -> None:
+    plan = _plan(TASK.spec.scale.hi, seed, LARGEST_EXISTING)
+    old = [row.invoice_id for row in plan.existing]
+    ids = old + [i.invoice_id for i in plan.invoices if not i.recorded]
+    assert len(ids) == len(set(ids)) and all(ID_TOKEN.fullmatch(i) for i in ids)
+    recorded = {i.invoice_id for i in plan.invoices if i.recorded}
+    assert len(old) == LARGEST_EXISTING + len(recorded) and not recorded & set(old[:TRAP_ROWS])
+    assert all(row.issued.year in (2022, 2023) for row in plan.existing if row.invoice_id not in recorded)
+
+
+def test_the_oracle_s_reads_fit_an_episode_at_the_largest_world() -> None:
+    """One call a PDF, one a page of existing IDs, and the rest of the work (some 20 calls: the
+    credentials, the listing, the inserts, the comment, an e-mail a manager), within the limit."""
+    pages = -(-(LARGEST_EXISTING + TASK.spec.scale.hi) // ID_PAGE)
+    limit = RunConfig.model_fields["max_tool_calls"].default
+    assert TASK.spec.scale.hi + pages + 20 + num_managers(TASK.spec.scale.hi) <= limit
 
 
 def test_a_full_id_format_is_a_clear_error_not_an_endless_draw() -> None:

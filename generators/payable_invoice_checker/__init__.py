@@ -3,8 +3,9 @@ tables INVOICES and INVOICE_PAYMENTS already holding old ("interference") rows a
 PDF invoices, the invoice PDFs in `files/`, the accounts-payable mailbox with its credentials in
 `email_account.txt`, and a mailbox for every purchasing manager.
 
-Scale: `num_invoices` k (primary); the existing rows `num_existing` follow it (60 k) unless
-calibration sets them to land on a length target; managers = clamp(2 + k // 3, 2, 10).
+Scale: `num_invoices` k (primary, at most 300: one PDF read a call); the existing rows
+`num_existing` follow it (60 k) unless calibration sets them to land on a length target (beyond
+256K they carry the length); managers = clamp(2 + k // 3, 2, 10).
 
 Every draw comes from the world's named RNG streams; Faker is seeded from them and only its
 name, company and address providers are used (its date providers read the wall clock)."""

@@ -39,6 +39,9 @@ FLAG_COMMENT_ROW = Rows("sf_column", f"table_id = ({_PAYMENTS_TABLE}) AND name =
                         ("comment",))
 NEW_INVOICES, NEW_PAYMENTS = "invoices", "payments"  # the answer's keys: the rows to add
 ID_PAGE = 4000  # rows of the existing-ID listing per read_query
+# One read_pdf_pages call a PDF: 300 PDFs (the 256K tier has some 270) leave room within an episode's
+# 500 tool calls; the existing rows (`num_existing`, about 10 tokens each) carry the longer tiers.
+MAX_INVOICES = 300
 TRAP_ROWS = 100  # an already recorded invoice always lies beyond this many listed rows
 ID_TOKEN = re.compile(r"[A-Z0-9]+(?:-[A-Z0-9]+)*")  # an invoice ID is such a token
 
@@ -127,7 +130,7 @@ TASK = TaskSpec(
     summary="record invoice PDFs in Snowflake and e-mail managers their outstanding invoices",
     servers={"snowflake": "snowflake", "email": "email", "pdf_tools": "pdf_tools", "filesystem": "filesystem",
              "terminal": "terminal", "python_execute": "python_execute", "claim_done": "claim_done"},
-    scale=Scale(primary="num_invoices", lo=5, hi=2000, fine="num_existing"),
+    scale=Scale(primary="num_invoices", lo=5, hi=MAX_INVOICES, fine="num_existing"),
     instruction=instruction,
     read_set=read_set,
     outputs=(NOTICE, DbRows(PHYSICAL[INVOICES], ("INVOICE_ID",)), DbRows(PHYSICAL[PAYMENTS], ("INVOICE_ID",))),

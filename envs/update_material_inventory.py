@@ -179,7 +179,7 @@ TASK = TaskSpec(
     version=0,
     summary="deduct the BOM materials of paid orders from a sheet inventory and sync producible stock to the store",
     servers={key: key for key in TOOLS},
-    scale=Scale(primary="num_orders", lo=11, hi=3000, fine="num_extra_lines"),
+    scale=Scale(primary="num_orders", lo=11, hi=6500, fine="num_extra_lines"),
     instruction=instruction,
     read_set=read_set,
     outputs=(INVENTORY_CELLS, PRODUCT_STOCK),

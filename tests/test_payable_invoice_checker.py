@@ -8,9 +8,13 @@ suite.)"""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
+import random
 from collections import Counter
 from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,7 @@ from envs.payable_invoice_checker import (
     DATABASE,
     FILES,
     FLAG_COMMENT,
+    ID_PAGE,
     ID_TOKEN,
     INITIAL_FLAG_COMMENT,
     INVOICE_COLUMNS,
@@ -37,10 +42,21 @@ from envs.payable_invoice_checker import (
     table,
 )
 from generators.payable_invoice_checker import plan_world
-from generators.payable_invoice_checker.plan import PAID, PARTIAL, REVIEW, TEMPLATES, UNPAID, Plan, num_managers
+from generators.payable_invoice_checker.plan import (
+    PAID,
+    PARTIAL,
+    REVIEW,
+    TEMPLATES,
+    UNPAID,
+    IdMaker,
+    Plan,
+    Supplier,
+    num_managers,
+)
 from loca.core.credentials import parse_credentials
 from loca.core.rng import WorldRng
 from loca.core.world import World
+from loca.runner.config import RunConfig
 from loca.validate import play_script
 from scaffolds.oracles.payable_invoice_checker import parse_invoice
 from tests.harness import task_call, world_copy
@@ -54,7 +70,7 @@ def _plan(k: int, seed: int, existing: int | None = None) -> Plan:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("k", [5, 6, 8, 13, 40, 270])
+@pytest.mark.parametrize("k", [5, 6, 8, 13, 40, 270, TASK.spec.scale.hi])
 @pytest.mark.parametrize("seed", range(5))
 def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     plan = _plan(k, seed)
@@ -63,7 +79,8 @@ def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     ids = old + [i.invoice_id for i in plan.invoices if not i.recorded]
     assert len(ids) == len(set(ids)) and all(ID_TOKEN.fullmatch(i) for i in ids)
     recorded = [i for i in plan.invoices if i.recorded]
-    assert recorded and all(old.index(i.invoice_id) >= TRAP_ROWS for i in recorded), "the pagination trap"
+    position = {invoice_id: n for n, invoice_id in enumerate(old)}
+    assert recorded and all(position[i.invoice_id] >= TRAP_ROWS for i in recorded), "the pagination trap"
     assert len(plan.existing) == 60 * k + len(recorded)
     new = [i for i in plan.invoices if not i.recorded]
     statuses = Counter(i.status for i in new)
@@ -79,6 +96,52 @@ def test_plan_has_every_edge_case(k: int, seed: int) -> None:
     assert all(row.issued.year in (2022, 2023) for row in plan.existing if row.invoice_id not in
                {i.invoice_id for i in recorded})
     assert {i.template for i in plan.invoices} == set(range(TEMPLATES))
+
+
+LARGEST_EXISTING = 240_000  # the existing rows of a world of some 2.4M tokens at the most invoices
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(5))
+def test_the_largest_world_keeps_ids_unique_and_the_trap(seed: int) -> None:
+    plan = _plan(TASK.spec.scale.hi, seed, LARGEST_EXISTING)
+    old = [row.invoice_id for row in plan.existing]
+    ids = old + [i.invoice_id for i in plan.invoices if not i.recorded]
+    assert len(ids) == len(set(ids)) and all(ID_TOKEN.fullmatch(i) for i in ids)
+    recorded = {i.invoice_id for i in plan.invoices if i.recorded}
+    assert len(old) == LARGEST_EXISTING + len(recorded) and not recorded & set(old[:TRAP_ROWS])
+    assert all(row.issued.year in (2022, 2023) for row in plan.existing if row.invoice_id not in recorded)
+
+
+def test_the_oracle_s_reads_fit_an_episode_at_the_largest_world() -> None:
+    """One call a PDF, one a page of existing IDs, and the rest of the work (some 20 calls: the
+    credentials, the listing, the inserts, the comment, an e-mail a manager), within the limit."""
+    pages = -(-(LARGEST_EXISTING + TASK.spec.scale.hi) // ID_PAGE)
+    limit = RunConfig.model_fields["max_tool_calls"].default
+    assert TASK.spec.scale.hi + pages + 20 + num_managers(TASK.spec.scale.hi) <= limit
+
+
+def test_a_full_id_format_is_a_clear_error_not_an_endless_draw() -> None:
+    """10,000 IDs a month in the `YYYYMM-NNNN` format: drawing past them stops with an error."""
+    supplier = Supplier("Acme", "billing@acme-supply.com", "1 Main St", "Springfield, IL 62701",
+                        "(217) 555-0100", 4, "ACM", Decimal("0.05"))
+    ids = IdMaker(random.Random(7))
+    made: list[str] = []
+    with pytest.raises(ValueError, match="no free invoice ID of format 4 left for 2023-05"):
+        while len(made) <= 10_000:
+            made.append(ids.make(supplier, date(2023, 5, 17)))
+    assert 9_000 < len(made) == len(set(made)) <= 10_000
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_generating_leaves_the_garbage_collector_as_it_was(enabled: bool, tmp_path: Path) -> None:
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        TASK.generate(tmp_path / "w", {"num_invoices": 5}, 0)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_same_seed_same_plan_and_old_rows_move_no_invoice() -> None:

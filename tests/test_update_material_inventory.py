@@ -41,7 +41,10 @@ TASK = get_task("update_material_inventory")
 
 # ---------------------------------------------------------------- the world
 
-@pytest.mark.parametrize("orders", [11, 40, 300, 700])
+LARGEST = pytest.param(TASK.spec.scale.hi, marks=pytest.mark.slow, id="largest")
+
+
+@pytest.mark.parametrize("orders", [11, 40, 300, 700, LARGEST])
 @pytest.mark.parametrize("seed", range(3))
 def test_every_world_keeps_its_guarantees(orders: int, seed: int) -> None:
     plan = draw(seed, orders, orders // 4)
@@ -55,7 +58,7 @@ def test_every_world_keeps_its_guarantees(orders: int, seed: int) -> None:
     assert [o.created for o in plan.orders] == sorted((o.created for o in plan.orders), reverse=True)
 
 
-@pytest.mark.parametrize("orders", [11, 12, 40, 300, 700, 3000])
+@pytest.mark.parametrize("orders", [11, 12, 40, 300, 700, 3000, LARGEST])
 @pytest.mark.parametrize("seed", range(6))
 def test_some_producible_quantity_has_a_fraction_of_a_half_or_more(orders: int, seed: int) -> None:
     """So rounding the quantities (half up) never gives the floor for every product."""

@@ -3,16 +3,20 @@ tables INVOICES and INVOICE_PAYMENTS already holding old ("interference") rows a
 PDF invoices, the invoice PDFs in `files/`, the accounts-payable mailbox with its credentials in
 `email_account.txt`, and a mailbox for every purchasing manager.
 
-Scale: `num_invoices` k (primary); the existing rows `num_existing` follow it (60 k) unless
-calibration sets them to land on a length target; managers = clamp(2 + k // 3, 2, 10).
+Scale: `num_invoices` k (primary, at most 300: one PDF read a call); the existing rows
+`num_existing` follow it (60 k) unless calibration sets them to land on a length target (beyond
+256K they carry the length); managers = clamp(2 + k // 3, 2, 10).
 
 Every draw comes from the world's named RNG streams; Faker is seeded from them and only its
 name, company and address providers are used (its date providers read the wall clock)."""
 
 from __future__ import annotations
 
+import gc
 import random
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -189,11 +193,29 @@ def _write_pdfs(world: World, invoices: tuple[Invoice, ...], company: str) -> No
         (folder / f"{invoice.invoice_id}.pdf").write_bytes(invoice_pdf(invoice, company))
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a world is made, as it was before afterwards: a
+    large world is a million small acyclic objects, and the collector's repeated full passes over
+    them cost about as much as making them."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def generate(root: Path, params: dict[str, object], seed: int,
              target_tokens: int | None = None) -> World:
     """Build the world directory for (params, seed). Pure in its inputs: same inputs, same
     content hash."""
-    p = Params.model_validate(params).resolved()
+    with _collector_paused():
+        return _generate(root, Params.model_validate(params).resolved(), seed, target_tokens)
+
+
+def _generate(root: Path, p: dict[str, int], seed: int, target_tokens: int | None) -> World:
     rngs = WorldRng(TASK.name, seed)
     secrets = rngs.stream("secrets")
     password, salt = _secret(secrets), _secret(secrets)

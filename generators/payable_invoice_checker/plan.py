@@ -26,6 +26,7 @@ OLD_OUTSTANDING = 0.12  # share of old rows still outstanding
 EXISTING_PER_INVOICE = 60
 FORMER_PURCHASERS = 3  # buyers of old rows who are no longer managers
 CENT = Decimal("0.01")
+ID_DRAWS = 1000  # draws of one new invoice ID before its format counts as full
 ITEMS = ("Printer paper A4, 5-ream box", "Toner cartridge, black", "Ergonomic office chair",
          "Standing desk frame", "USB-C docking station", "27-inch monitor", "Wireless keyboard and mouse",
          "Network switch, 24 ports", "Cat6 patch cables (pack of 10)", "Safety gloves, size L (pair)",
@@ -150,18 +151,22 @@ def _money(rng: random.Random, lo: int, hi: int) -> Decimal:
 
 
 class IdMaker:
-    """Invoice IDs unique in the world, in five formats (a supplier keeps one)."""
+    """Invoice IDs unique in the world, in five formats (a supplier keeps one). The narrowest
+    formats hold 99,999 IDs a year (some 200,000 over the old rows' two years); a world of the
+    largest scale uses a fraction of each."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.taken: set[str] = set()
 
     def make(self, supplier: Supplier, issued: date) -> str:
-        while True:
+        for _ in range(ID_DRAWS):
             candidate = self._draw(supplier, issued)
             if candidate not in self.taken:
                 self.taken.add(candidate)
                 return candidate
+        raise ValueError(f"no free invoice ID of format {supplier.id_format} left for {issued:%Y-%m} after "
+                         f"{ID_DRAWS} draws: too many rows for the format's numbers")
 
     def _draw(self, supplier: Supplier, issued: date) -> str:
         """One candidate in the supplier's format; every format's numbers are drawn, in order."""

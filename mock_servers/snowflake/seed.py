@@ -52,6 +52,9 @@ class DatabaseDef:
     comment: str | None = None
 
 
+_NATIVE = frozenset({str, int, float, type(None)})  # kept as they are (bool, a subclass of int, is not)
+
+
 def stored(value: Any) -> Any:
     """A Python value as the physical table keeps it."""
     if isinstance(value, bool):
@@ -83,5 +86,5 @@ def build(session: Session, spec: Sequence[DatabaseDef], created: datetime) -> N
                 if table.rows:
                     marks = sql.marks(len(columns))
                     cursor.executemany(f'INSERT INTO "{ref.physical}" VALUES ({marks})',
-                                       ([stored(v) for v in row] for row in table.rows))
+                                       ([v if type(v) in _NATIVE else stored(v) for v in row] for row in table.rows))
                     conform(cursor, ref, Dialect(SNOWFLAKE))

@@ -85,3 +85,22 @@ def test_parameters_the_generator_refuses_hand_over_to_the_search(any_task: Task
     monkeypatch.setattr(LengthModel, "predict", lambda self, task, target: {scale.primary: scale.hi + 1})
     entry = asyncio.run(calibrate_one(any_task, 21_000, seed=23))
     assert abs(entry.measured - 21_000) <= 0.05 * 21_000
+
+
+def test_the_fine_slope_is_read_from_entries_a_capped_primary_shares(any_task: Task) -> None:
+    """Long tiers at one primary count differ only in their fine count: their lengths give the
+    tokens per fine item directly (pooled over seeds); a table without such a spread gives none."""
+    from envs.core.calibration import Entry, Table, _table_fine_slope
+
+    scale = any_task.spec.scale
+    assert scale.fine is not None
+
+    def entry(fine: int, measured: int) -> Entry:
+        return Entry(params={scale.primary: scale.lo, scale.fine: fine}, measured=measured)
+
+    table = Table(task=any_task.name, task_version=0, generator_version="x", tolerance=0.05, entries={
+        "512000": {"0": entry(1_000, 500_000), "1": entry(1_100, 510_000)},
+        "2000000": {"0": entry(11_000, 2_000_000), "1": entry(11_100, 2_010_000)}})
+    assert _table_fine_slope(any_task, table) == 150.0
+    del table.entries["2000000"]
+    assert _table_fine_slope(any_task, table) is None

@@ -196,3 +196,26 @@ def test_a_tabled_target_starts_from_the_parameters_of_its_other_seeds(any_task:
     assert world.meta.builds == 1
     resolved = [any_task.resolve_params(e.params) for e in table.entries["16000"].values()]
     assert world.meta.params[any_task.spec.scale.primary] in {p[any_task.spec.scale.primary] for p in resolved}
+
+
+def test_a_growth_that_changes_regime_is_followed_through_the_tables_points(any_task: Task) -> None:
+    """Steep, then flat (a schedule that stops widening): no quadratic follows both, the curve
+    through the points does, and keeps rising between and beyond them."""
+    scale = any_task.spec.scale
+    knee = scale.lo + 63  # on a point: between points the curve is straight
+
+    def length(p: int) -> int:
+        return 2_000 + 900 * min(p, knee) + 40 * max(0, p - knee)
+
+    points = [({scale.primary: p}, length(p)) for p in range(scale.lo, scale.lo + 400, 9)]
+    fitted = fit(any_task, points, 150.0 if scale.fine else None)
+    assert fitted.knots is not None
+    assert all(abs(fitted.curve(p) - length(p)) <= 0.01 * length(p) for p in range(scale.lo, scale.lo + 392))
+    assert fitted.curve(scale.lo + 500) > fitted.curve(scale.lo + 400) > fitted.curve(scale.lo + 399)
+
+
+def test_seeds_scattered_around_one_smooth_curve_keep_the_quadratic(any_task: Task) -> None:
+    scale = any_task.spec.scale
+    points = [({scale.primary: p}, round((900 + 500 * p + 0.25 * p * p) * (1.1 if p % 2 else 0.9)))
+              for p in range(scale.lo, scale.lo + 200, 3)]
+    assert fit(any_task, points, 150.0 if scale.fine else None).knots is None

@@ -286,15 +286,42 @@ def _within(size: int, target: int, tolerance: float) -> bool:
 
 async def fit_model(task: Task, table: Table) -> LengthModel:
     """The task's length model fit from the table's entries; the fine slope (tokens per fine
-    item) is measured on the smallest target's first seeds, one extra build each. The estimate
-    from length features is fit too when the generator sketches them."""
-    per_fine = await _fine_slope(task, table) if task.spec.scale.fine is not None else None
+    item) is read from entries of one seed and one primary count with different fine counts
+    where the table holds them (a primary capped below the long tiers: their length is the fine
+    knob's), else measured on the smallest target's first seeds, one extra build each. The
+    estimate from length features is fit too when the generator sketches them."""
+    per_fine = None
+    if task.spec.scale.fine is not None:
+        per_fine = _table_fine_slope(task, table) or await _fine_slope(task, table)
     entries = [(int(seed), e) for seeds in table.entries.values() for seed, e in seeds.items()]
     model = fit(task, [(e.params, e.measured) for _, e in entries], per_fine)
     sketches = [(task.length_features(e.params, seed), e.measured) for seed, e in entries]
     if all(f is not None for f, _ in sketches):
         model.features = fit_features([(f, m) for f, m in sketches if f is not None])
     return model
+
+
+def _table_fine_slope(task: Task, table: Table, least: int = 1000) -> float | None:
+    """Tokens per fine item from the table alone: over each seed's entries that share a primary
+    count, the least-squares slope of length on the fine count, pooled; None unless some seed's
+    fine counts span `least` items there."""
+    scale = task.spec.scale
+    assert scale.fine is not None
+    groups: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for seeds in table.entries.values():
+        for seed, entry in seeds.items():
+            resolved = task.resolve_params(entry.params)
+            groups.setdefault((seed, resolved[scale.primary]), []).append((resolved[scale.fine], entry.measured))
+    spread = [g for g in groups.values() if max(f for f, _ in g) - min(f for f, _ in g) >= least]
+    if not spread:
+        return None
+    sxy = sxx = 0.0
+    for group in spread:
+        mean_f = statistics.fmean(f for f, _ in group)
+        mean_m = statistics.fmean(m for _, m in group)
+        sxy += sum((f - mean_f) * (m - mean_m) for f, m in group)
+        sxx += sum((f - mean_f) ** 2 for f, _ in group)
+    return round(sxy / sxx, 2)
 
 
 async def _fine_slope(task: Task, table: Table) -> float:

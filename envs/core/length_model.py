@@ -3,10 +3,17 @@ parameters, fit from the task's calibration table. An unseen (target, seed) is b
 model's prediction and, when that world lands outside the tolerance, corrected by the seed's
 own offset from the model (a correction or two), instead of searched.
 
-    length ≈ intercept + per_primary·p + per_primary_sq·p² + per_fine·(fine − default fine of p)
+    length ≈ curve(p) + per_fine·(fine − default fine of p)
 
 The primary count p carries the bulk of the length; the fine count (distractors, when the task
-has a fine knob) fills the remainder of one primary step and absorbs the seed's offset.
+has a fine knob) fills the remainder of one primary step and absorbs the seed's offset. The
+curve runs through the table's own points (`knots`: the mean length at each primary count the
+table holds, at the default fine count), straight between them and beyond the last along the
+nearest segment: over 8K-2M a task's growth changes regime (a schedule that stops widening, a
+count that is capped while its fine knob carries the long tiers), which one quadratic cannot
+follow. Where seeds scatter around one smooth curve instead, the least-squares quadratic
+(intercept + per_primary·p + per_primary_sq·p²) follows the points better and is used alone:
+the fit keeps whichever misses them less.
 
 A generator that can sketch a world without building it (`length_features`: how many items it
 will hold and how many characters their texts have) gets a second, per-seed estimate,
@@ -18,6 +25,8 @@ short is caught before anything is built."""
 
 from __future__ import annotations
 
+import bisect
+from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
@@ -33,6 +42,7 @@ class LengthModel(BaseModel):
     per_primary_sq: float
     per_fine: float | None = None  # tokens per fine item; None: the task has no fine knob
     features: list[float] | None = None  # [c0, c1, ...] of the estimate from length features
+    knots: list[tuple[int, float]] | None = None  # (primary, length at the default fine), both rising
 
     def estimate(self, features: tuple[float, ...]) -> float:
         """The length a world with these length features is estimated to measure."""
@@ -40,8 +50,14 @@ class LengthModel(BaseModel):
         return self.features[0] + sum(c * f for c, f in zip(self.features[1:], features, strict=True))
 
     def curve(self, primary: int) -> float:
-        """Predicted length with the default fine count."""
-        return self.intercept + self.per_primary * primary + self.per_primary_sq * primary * primary
+        """Predicted length with the default fine count: through the knots when the model has
+        them, else the quadratic."""
+        knots = self.knots
+        if not knots or len(knots) < 2:
+            return self.intercept + self.per_primary * primary + self.per_primary_sq * primary * primary
+        i = bisect.bisect_left([p for p, _ in knots], primary)
+        (p0, s0), (p1, s1) = knots[min(max(i - 1, 0), len(knots) - 2):][:2]
+        return s0 + (s1 - s0) * (primary - p0) / (p1 - p0)
 
     def value(self, task: Task, params: dict[str, int]) -> float:
         """Predicted length of `params` (resolved or not)."""
@@ -122,14 +138,37 @@ def fit(task: Task, points: Iterable[tuple[dict[str, int], int]], per_fine: floa
         rows.append((primary, size))
     if len({p for p, _ in rows}) < 3:
         raise ValueError(f"{task.name}: too few distinct calibration points to fit a length model")
+    knots = _knots(rows)
     for degree in (2, 1):
         coef = _weighted_fit(rows, degree)
         model = LengthModel(intercept=coef[0], per_primary=coef[1],
                             per_primary_sq=coef[2] if degree == 2 else 0.0,
                             per_fine=per_fine if scale.fine is not None else None)
         if all(model.per_primary + 2 * model.per_primary_sq * p > 0 for p in (scale.lo, scale.hi)):
-            return model  # rising over the whole range (its slope is linear in p)
+            # rising over the whole range (its slope is linear in p); knots where they follow
+            # the points better (not where seeds scatter around one smooth curve)
+            through = model.model_copy(update={"knots": knots})
+            return through if len(knots) >= 2 and _miss(through, rows) < _miss(model, rows) else model
     raise ValueError(f"{task.name}: the measured length does not grow with {scale.primary}")
+
+
+def _miss(model: LengthModel, rows: list[tuple[int, float]]) -> float:
+    """The mean relative miss of the model's curve over the points."""
+    return sum(abs(model.curve(p) - size) / max(size, 1.0) for p, size in rows) / len(rows)
+
+
+def _knots(rows: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The mean length at each primary count, in order, keeping only counts whose length rises
+    above every smaller count's (so the curve rises everywhere)."""
+    sizes: dict[int, list[float]] = defaultdict(list)
+    for primary, size in rows:
+        sizes[primary].append(size)
+    knots: list[tuple[int, float]] = []
+    for primary in sorted(sizes):
+        mean = round(sum(sizes[primary]) / len(sizes[primary]), 1)
+        if not knots or mean > knots[-1][1]:
+            knots.append((primary, mean))
+    return knots
 
 
 def fit_features(points: Iterable[tuple[tuple[float, ...], int]]) -> list[float]:

@@ -19,7 +19,7 @@ import pytest
 from envs.core.calibration import load_table
 from envs.core.registry import Task
 from loca.adversary import PREFIX, generic_agents
-from loca.core.lengths import TIERS, parse_length
+from loca.core.lengths import LONG_TIERS, TIERS, parse_length
 from loca.core.world import World, content_hash
 from loca.validate import VALIDATOR, check_declarations, generic_outcomes, run_validation
 from mock_servers.gateway import Gateway
@@ -120,7 +120,7 @@ def test_ground_truth_is_out_of_reach_of_every_tool(task: Task, tmp_path: Path) 
 def test_shipped_calibration_table_covers_every_tier_within_5_percent(task: Task) -> None:
     table = load_table(task)
     assert table is not None, f"{task.name}: no calibration table for generator {task.generator_version}"
-    for tier in TIERS:
+    for tier in TIERS + LONG_TIERS:
         target = parse_length(tier)
         for seed in range(5):
             entry = table.entries[str(target)][str(seed)]

@@ -22,12 +22,14 @@ def test_tasks_lists_every_task_with_its_tool_counts() -> None:
     result = runner.invoke(app, ["tasks"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert len(lines) == 1 + len(tasks())
-    for task, line in zip(tasks().values(), lines[1:], strict=True):
-        name, env_id, counts, scale, servers = line.split()
+    assert len(lines) == 1 + len(tasks()) + 2 and lines[-2] == ""
+    assert lines[-1].startswith("lengths: default 8k,") and "long (opt-in) 512k,1m,2m" in lines[-1]
+    for task, line in zip(tasks().values(), lines[1:-2], strict=True):
+        name, env_id, counts, scale, first_last, count, servers = line.split()
         assert (name, env_id, scale, servers) == (task.name, task.spec.env_id, task.spec.scale.primary,
                                                   ",".join(task.spec.servers))
         assert counts.endswith(f"/{len(task.spec.tools)}")
+        assert (first_last, count) == ("8k..2m", "(10)")
 
 
 def test_agents(any_task: Task) -> None:

@@ -109,7 +109,8 @@ def test_plan_has_every_edge_case_at_the_top_of_the_scale(machines: int, unknown
 def test_hours_cover_the_shipped_worlds_as_before_and_bound_the_grid_beyond() -> None:
     table = load_table(TASK)
     assert table is not None
-    shipped = max(e.params["total_machines"] for seeds in table.entries.values() for e in seeds.values())
+    shipped = max(e.params["total_machines"] for target, seeds in table.entries.items() if int(target) <= 256_000
+                  for e in seeds.values())  # the worlds of the default tiers, made before the grid was bounded
     scale = TASK.spec.scale
     grids = {}
     for m in range(scale.lo, scale.hi + 1):

@@ -13,7 +13,6 @@ import pytest
 from openpyxl import load_workbook
 
 from envs.canvas_arrange_exam import SCHEDULE, TBD
-from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from generators.canvas_arrange_exam.plan import plan_world, truth_rows
 from generators.common import seeded_faker
@@ -22,6 +21,7 @@ from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.core.files import save_workbook
 from mock_servers.gateway import Gateway
+from tests.top_of_scale import read_set_calls, top_world
 
 TASK = get_task("canvas_arrange_exam")
 DATE = "Final Date (MM/DD/YYYY)"
@@ -236,14 +236,9 @@ def test_longest_tier_fits_the_tool_call_limit(tmp_path) -> None:  # type: ignor
     """At the top of the scale, with the notes of a 2.3M world, the read set stays well within
     the agent loop's 500 tool calls (one listing per course, e-mail pages of 50)."""
     params = {"num_courses": TASK.spec.scale.hi, "num_notes": 12_800}
-    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
-    assert world.meta.env_description_tokens > 2_250_000
-    gateway = Gateway(world, TASK.spec.servers)
-    try:
-        replies, _ = asyncio.run(drive(TASK.spec.read_set("", tool_list(gateway)), dispatcher(gateway)))
-    finally:
-        gateway.close()
-    assert len(replies) <= 430
+    world = top_world(TASK, params, tmp_path / "w")
+    assert (world.meta.env_description_tokens or 0) > 2_250_000
+    assert read_set_calls(TASK, world) <= 430
 
 
 def _rows(world: World, query: str) -> list[tuple[object, ...]]:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from envs.canvas_list_test import ASSIGNMENTS, DEADLINE, EXAMPLE, QUIZZES, SCORE_NOTE
-from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from generators.canvas_list_test import _render
 from generators.canvas_list_test.plan import NOW, WorldPlan, plan_world, ties_disagree, truth_rows
@@ -25,8 +24,8 @@ from loca.core.outputs import TableFile
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from loca.validate import play_script
-from mock_servers.gateway import Gateway
 from tests.harness import task_call
+from tests.top_of_scale import read_set_calls, top_world
 
 TASK = get_task("canvas_list_test")
 
@@ -279,11 +278,6 @@ def test_longest_tier_fits_the_tool_call_limit(tmp_path: Path) -> None:
     announcement pages, quizzes, assignments and one check per item) stays within the agent
     loop's 500 tool calls."""
     params = {"num_courses": TASK.spec.scale.hi, "num_notes": 14_300}
-    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
-    assert world.meta.env_description_tokens > 2_250_000
-    gateway = Gateway(world, TASK.spec.servers)
-    try:
-        replies, _ = asyncio.run(drive(TASK.spec.read_set("", tool_list(gateway)), dispatcher(gateway)))
-    finally:
-        gateway.close()
-    assert len(replies) <= 470
+    world = top_world(TASK, params, tmp_path / "w")
+    assert (world.meta.env_description_tokens or 0) > 2_250_000
+    assert read_set_calls(TASK, world) <= 470

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from checkers.verdict import Verdict
-from envs.core.build import build_world, dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from envs.woocommerce_stock_alert import (
     ALERT,
@@ -45,12 +44,11 @@ from generators.woocommerce_stock_alert.plan import (
 )
 from loca.core.credentials import parse_credentials
 from loca.core.outputs import fill
-from loca.core.script import ToolReply, ToolRequest
 from loca.core.world import World
 from loca.validate import play_script
 from mock_servers.gateway import Gateway
-from scaffolds.oracles import agents
 from tests.harness import task_call, world_copy
+from tests.top_of_scale import oracle_calls, top_world
 
 TASK = get_task("woocommerce_stock_alert")
 
@@ -492,19 +490,7 @@ def test_the_oracle_solves_a_world_of_2m_tokens_within_the_tool_call_limit(tmp_p
     """At the top of the scale, with the normal products of a world of about 2.3M tokens, the oracle
     (reads and one mail per low product) stays well within the agent loop's 500 tool calls."""
     params = {"num_low": TASK.spec.scale.hi, "num_normal": 9_500}
-    world = asyncio.run(build_world(TASK, tmp_path / "w", params, 0))
+    world = top_world(TASK, params, tmp_path / "w")
     assert (world.meta.env_description_tokens or 0) > 2_250_000
-    gateway = Gateway(world, TASK.spec.servers)
-    answer = dispatcher(gateway)
-    calls: list[str] = []
-
-    async def counted(request: ToolRequest) -> ToolReply:
-        calls.append(request.name)
-        return await answer(request)
-
-    try:
-        script = agents(TASK.name).script("oracle")(TASK.spec.instruction(world), tool_list(gateway))
-        asyncio.run(drive(script, counted))
-    finally:
-        gateway.close()
-    assert len(calls) <= 470 and TASK.check(world).failed_names() == []
+    calls, failed = oracle_calls(TASK, world)
+    assert calls <= 470 and failed == []

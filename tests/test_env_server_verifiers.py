@@ -85,7 +85,7 @@ def test_vf_eval_plays_a_task_on_the_env_server(venv, env_server, scripted, any_
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path,
                           env={**os.environ, "FAKE_KEY": "sk-fake"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert scripted.conversations == 1
+    assert scripted.conversations == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert _rewards(tmp_path / "out") == [reward]
 
 

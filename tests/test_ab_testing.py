@@ -47,6 +47,7 @@ from loca.core.outputs import csv_text
 from loca.core.rng import WorldRng
 from loca.core.world import World
 from tests.harness import task_call
+from tests.top_of_scale import top_world
 
 TASK = get_task("ab_testing")
 A_SEED, B_SEED = 4, 0  # seeds whose 4-scenario world A, resp. B, wins
@@ -109,12 +110,8 @@ def test_hourly_rows_stay_before_now_and_params_past_it_are_refused() -> None:
 @pytest.mark.slow
 def test_the_largest_scale_reaches_the_longest_tier(tmp_path: Path) -> None:
     """The top of the scale measures past 2M tokens (about 2.3M), so every long tier is reachable."""
-    import asyncio
-
-    from envs.core.build import build_world
-
-    world = asyncio.run(build_world(TASK, tmp_path / "hi", {"num_scenarios": TASK.spec.scale.hi}, 1))
-    assert world.meta.env_description_tokens is not None and world.meta.env_description_tokens > 2_200_000
+    world = top_world(TASK, {"num_scenarios": TASK.spec.scale.hi}, tmp_path / "hi", seed=1)
+    assert (world.meta.env_description_tokens or 0) > 2_200_000
 
 
 def test_rate_text_rounds_half_up_to_three_decimals() -> None:

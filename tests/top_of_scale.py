@@ -14,9 +14,9 @@ from mock_servers.gateway import Gateway
 from scaffolds.oracles import agents
 
 
-def top_world(task: Task, params: dict[str, int], root: Path) -> World:
-    """The world of `params` (seed 0), generated and measured."""
-    return asyncio.run(build_world(task, root, params, 0))
+def top_world(task: Task, params: dict[str, int], root: Path, seed: int = 0) -> World:
+    """The world of (`params`, `seed`), generated and measured."""
+    return asyncio.run(build_world(task, root, params, seed))
 
 
 def read_set_calls(task: Task, world: World) -> int:

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.core.registry import Task
 
@@ -42,7 +42,8 @@ class LengthModel(BaseModel):
     per_primary_sq: float
     per_fine: float | None = None  # tokens per fine item; None: the task has no fine knob
     features: list[float] | None = None  # [c0, c1, ...] of the estimate from length features
-    knots: list[tuple[int, float]] | None = None  # (primary, length at the default fine), both rising
+    knots: list[tuple[int, float]] | None = Field(default=None, min_length=2)  # (primary, length at the
+    # default fine count), both rising
 
     def estimate(self, features: tuple[float, ...]) -> float:
         """The length a world with these length features is estimated to measure."""
@@ -53,9 +54,9 @@ class LengthModel(BaseModel):
         """Predicted length with the default fine count: through the knots when the model has
         them, else the quadratic."""
         knots = self.knots
-        if not knots or len(knots) < 2:
+        if knots is None:
             return self.intercept + self.per_primary * primary + self.per_primary_sq * primary * primary
-        i = bisect.bisect_left([p for p, _ in knots], primary)
+        i = bisect.bisect_left(knots, primary, key=lambda knot: knot[0])  # the first knot at or past it
         (p0, s0), (p1, s1) = knots[min(max(i - 1, 0), len(knots) - 2):][:2]
         return s0 + (s1 - s0) * (primary - p0) / (p1 - p0)
 

@@ -5,8 +5,8 @@ A world is keyed by its task, generator version, resolved params and seed, and b
 the code and data worlds are made from (the task's spec module with its scale and read set, its
 generator folder with its templates and calibration table, the packages of its servers and the
 shared server core), so that editing a spec, a generator or a server's tables never serves a
-stale world. A reset by target length finds its
-world through an alias of (task, code digest, target, seed)."""
+stale world. A reset by target length finds its world through an alias of (task, code digest,
+target, seed)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import sqlite3
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,9 @@ from hypothesis import strategies as st
 
 from loca.core.world import World
 from mock_servers.gateway import Gateway
-from mock_servers.google_cloud import bq_types, toolbox
+from mock_servers.google_cloud import bq_query, bq_types, toolbox
 from mock_servers.google_cloud.logfilter import compile_filter
-from tests.gcloud_seed import seeded
+from tests.gcloud_seed import BIG_ROWS, seeded
 from tests.harness import ServerHarness, table_rows
 
 
@@ -98,6 +99,51 @@ def test_run_query_envelopes_and_jobs(h: ServerHarness) -> None:
     h.fails("bigquery_cancel_job", "NOT_FOUND", job_id="job_nope")
     h.fails("bigquery_run_query", "INVALID_ARGUMENT", query="SELECT 1", max_results=10_001)
     h.fails("bigquery_run_query", "INVALID_ARGUMENT", query="SELECT 1", start_index=-1)
+
+
+def _pages(h: ServerHarness, query: str, size: int) -> tuple[list[int], set[int]]:
+    """Every row of `query` (one column n) read page by page, and the totals the pages gave."""
+    values: list[int] = []
+    totals = set()
+    while True:
+        out = ok(h, "bigquery_run_query", query=query, max_results=size, start_index=len(values))
+        values += [row["n"] for row in out["rows"]]
+        totals.add(out["total_rows"])
+        if not out["has_more"]:
+            return values, totals
+
+
+def test_pages_are_cut_from_one_kept_result_while_the_state_is_unchanged(world: World,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    h = ServerHarness(toolbox, world, {"audit": False})  # no job records: nothing commits between pages
+    query = "SELECT n FROM shop.big WHERE MOD(n, 3) = 0 ORDER BY n DESC"
+    expected = list(range(BIG_ROWS - BIG_ROWS % 3, 0, -3))
+    assert _pages(h, query, 700) == (expected, {len(expected)})
+    kept = h.runtime.state["bigquery_results"]
+    assert len(kept.kept) == 1 and kept.rows == len(expected)  # one run, every page cut from it
+    past = ok(h, "bigquery_run_query", query=query, max_results=5, start_index=len(expected) + 3)
+    assert past["rows"] == [] and past["total_rows"] == len(expected) and not past["has_more"]
+    monkeypatch.setattr(bq_query, "KEPT_ROWS", 100)  # too large to keep: every page runs the query
+    other = "SELECT n FROM shop.big WHERE n > 9000 ORDER BY n"
+    assert _pages(h, other, 300) == (list(range(9001, BIG_ROWS + 1)), {BIG_ROWS - 9000})
+    assert len(kept.kept) == 1
+
+
+def test_a_kept_result_is_never_read_after_a_change(world: World) -> None:
+    """A change between two pages, by this server or by any other connection, is seen by the next
+    page: a kept result belongs to the state it was read from."""
+    h = ServerHarness(toolbox, world, {"audit": False})
+    query = "SELECT n FROM shop.big WHERE n <= 10 ORDER BY n"
+    first = ok(h, "bigquery_run_query", query=query, max_results=4)
+    assert [r["n"] for r in first["rows"]] == [1, 2, 3, 4] and first["total_rows"] == 10
+    ok(h, "bigquery_run_query", query="DELETE FROM shop.big WHERE n = 2")
+    second = ok(h, "bigquery_run_query", query=query, max_results=4)
+    assert [r["n"] for r in second["rows"]] == [1, 3, 4, 5] and second["total_rows"] == 9
+    with sqlite3.connect(world.state_path) as conn:  # another connection commits a change
+        physical = conn.execute("SELECT physical FROM bq_table WHERE name = 'big'").fetchone()[0]
+        conn.execute(f'UPDATE "{physical}" SET n = n + 100 WHERE n = 1')
+    third = ok(h, "bigquery_run_query", query=query, max_results=4)
+    assert [r["n"] for r in third["rows"]] == [3, 4, 5, 6] and third["total_rows"] == 8
 
 
 def test_run_query_respects_the_output_cap(world: World) -> None:

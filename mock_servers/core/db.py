@@ -73,6 +73,7 @@ class Database:
         _configure(self.engine, readonly, building)
         self._write_engine = self.engine.execution_options(**{_WRITE: True})
         self._audit: sqlite3.Connection | None = None
+        self._watch: sqlite3.Connection | None = None
 
     def create_tables(self, prefixes: list[str]) -> None:
         """Create the registered tables whose names start with one of `prefixes` (a server's
@@ -96,6 +97,14 @@ class Database:
                 session.rollback()
                 raise
 
+    def version(self) -> int:
+        """A number that changes whenever a change to the state is committed, by any connection
+        of any process: SQLite's `data_version`, read on a connection of its own that never
+        writes (a connection does not see its own commits there)."""
+        if self._watch is None:
+            self._watch = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+
     @property
     def audit_path(self) -> Path:
         return self.path.with_name(AUDIT_FILE)
@@ -115,9 +124,10 @@ class Database:
     def dispose(self) -> None:
         """Close every connection; a database that was `building` is left in WAL mode, as
         every world is served."""
-        if self._audit is not None:
-            self._audit.close()
-            self._audit = None
+        for extra in (self._audit, self._watch):
+            if extra is not None:
+                extra.close()
+        self._audit = self._watch = None
         self.engine.dispose()
         if self.building:
             with closing(sqlite3.connect(self.path)) as conn:

@@ -84,6 +84,7 @@ class Call:
     write: bool
     config: dict[str, Any]
     state: dict[str, Any]  # the server instance's own memory (caches), shared across its calls
+    db: Database
     _now: datetime | None = None
 
     @property
@@ -279,7 +280,7 @@ class ServerRuntime:
         """The content of the resource at `uri`, read in its own read transaction."""
         fn = self.toolbox.resources[uri][0]
         with self.db.read() as session:
-            return dump_json(fn(Call(self.world, session, fn.__name__, False, self.config, self.state)))
+            return dump_json(fn(Call(self.world, session, fn.__name__, False, self.config, self.state, self.db)))
 
     def _resource_reader(self, uri: str) -> Callable[[], str]:
         def read() -> str:
@@ -325,7 +326,7 @@ class ServerRuntime:
         try:
             with (self.db.write() if write else self.db.read()) as session, \
                     WATCHDOG.guard(seconds, self.memory):
-                call = Call(self.world, session, tdef.name, write, self.config, self.state)
+                call = Call(self.world, session, tdef.name, write, self.config, self.state, self.db)
                 result = tdef.fn(call, **kwargs)
                 if isinstance(result, str):
                     return cap_text(result, self.max_output_chars, tdef.narrow_hint)

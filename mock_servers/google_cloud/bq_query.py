@@ -1,9 +1,12 @@
 """`bigquery_run_query`'s work: one GoogleSQL statement through the SQL front end, with the
-row window (`max_results`, `start_index`) in the SQL, dry runs rolled back, and a job record
-for every statement run. There is no result cache: every call reads current state."""
+row window (`max_results`, `start_index`), dry runs rolled back, and a job record for every
+statement run. As BigQuery answers a query again from its cached results while the tables are
+unchanged, a query's whole result is kept (bounded) while the state is unchanged: paging through
+it with `start_index` reads it once, not once per page."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,10 +21,34 @@ from mock_servers.google_cloud import base, bq_arrays, bq_functions, bq_types
 from mock_servers.google_cloud.bq_catalog import BigQueryCatalog
 from mock_servers.sqlfront import Engine, Rows, Statement, parse
 from mock_servers.sqlfront.names import name_parts
+from mock_servers.sqlfront.query import Result
 
 DIALECT = "bigquery"
 RUNS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE"})
 _CAP_NOTICE = "output cap reached after {} rows; request the next rows with start_index"
+KEPT_ROWS = 200_000  # rows of whole results a server keeps at most, all results together
+
+
+class Results:
+    """Whole query results by (query, state version), the newest last; at most `KEPT_ROWS` rows
+    in all. A change committed to the state gives a new version, so a kept result is only ever
+    found for the state it was read from."""
+
+    def __init__(self) -> None:
+        self.kept: OrderedDict[tuple[str, int], Result] = OrderedDict()
+        self.rows = 0
+
+    def get(self, key: tuple[str, int]) -> Result | None:
+        result = self.kept.get(key)
+        if result is not None:
+            self.kept.move_to_end(key)
+        return result
+
+    def keep(self, key: tuple[str, int], result: Result) -> None:
+        self.kept[key] = result
+        self.rows += len(result.rows)
+        while self.rows > KEPT_ROWS:
+            self.rows -= len(self.kept.popitem(last=False)[1].rows)
 
 
 def catalog(call: Call) -> BigQueryCatalog:
@@ -159,12 +186,28 @@ def run(call: Call, text: str, max_results: int, start_index: int) -> dict[str, 
             return {"job_id": job_id, "statement_type": kind, "num_dml_affected_rows": outcome.rows}
         shown = outcome.table or ".".join(target or ())
         return {"job_id": job_id, "statement_type": kind, "ddl_target_table": shown}
-    rows = engine(call, cat).read(statement, max_results, start_index, counted=True)
-    total = rows.total if rows.total is not None else engine(call, catalog(call)).count(statement_of(call, text))
+    rows = _select(call, cat, statement, max_results, start_index)
     job_id = _record(call, kind, text)
     return _fit({"job_id": job_id, "statement_type": kind, "schema": _schema(rows.columns, rows.types, rows.rows),
-                 "total_rows": total, "start_index": start_index, "rows": [], "has_more": rows.truncated},
+                 "total_rows": rows.total, "start_index": start_index, "rows": [], "has_more": rows.truncated},
                 rows, call.max_output_chars)
+
+
+def _select(call: Call, cat: BigQueryCatalog, statement: Statement, max_results: int, start_index: int) -> Rows:
+    """The page of a SELECT's result, with its total: cut from the kept result of the same query
+    on the same state, else from a new run (kept when small enough). The call has begun its
+    write transaction (`BEGIN IMMEDIATE`) before the version is read: nothing commits until
+    it ends, so the version is that of the state it reads."""
+    front = engine(call, cat)
+    key = (statement.tree.sql(DIALECT), call.db.version())
+    results: Results = call.state.setdefault("bigquery_results", Results())
+    whole = results.get(key)
+    if whole is not None:
+        return whole.page(max_results, start_index, front.show)
+    rows, whole = front.read_all(statement, max_results, start_index, KEPT_ROWS)
+    if whole is not None:
+        results.keep(key, whole)
+    return rows
 
 
 def _target(cat: BigQueryCatalog, statement: Statement) -> tuple[str, ...] | None:

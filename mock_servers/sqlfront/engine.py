@@ -38,17 +38,23 @@ class Engine:
         self.dialect = Dialect(dialect, zone)
         udf.register(cursor.connection)  # ~20 us; a connection cannot be marked as done
 
-    def read(self, statement: Statement, max_rows: int, skip: int = 0, counted: bool = False) -> Rows:
+    def read(self, statement: Statement, max_rows: int, skip: int = 0) -> Rows:
         """Rows of a SELECT (with CTEs, set operations, subqueries), at most `max_rows` after
-        the first `skip`; `counted`: with the query's total row count, from the same pass."""
+        the first `skip`."""
+        return query.read(self.cursor, self._query(statement), self.catalog, self.now, self.dialect, max_rows, skip,
+                          self.show)
+
+    def read_all(self, statement: Statement, max_rows: int, skip: int, keep: int) -> tuple[Rows, query.Result | None]:
+        """`read` from one pass over every row: the page with the total, and the whole result
+        when it has at most `keep` rows."""
+        return query.read_all(self.cursor, self._query(statement), self.catalog, self.now, self.dialect, max_rows,
+                              skip, self.show, keep)
+
+    @staticmethod
+    def _query(statement: Statement) -> exp.Expression:
         if statement.kind != "SELECT":
             raise invalid(f"{statement.kind} is not a query")
-        return query.read(self.cursor, statement.tree, self.catalog, self.now, self.dialect, max_rows, skip,
-                          self.show, counted)
-
-    def count(self, statement: Statement) -> int:
-        """How many rows a SELECT gives (its tree is changed: parse it again to run it)."""
-        return query.count(self.cursor, statement.tree, self.catalog, self.now, self.dialect)
+        return statement.tree
 
     def _conformed(self, prepared: query.Prepared, kind: str) -> str | None:
         """Bring the table a DML statement wrote to its column types; its logical name."""

@@ -13,8 +13,7 @@ from typing import Any
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import SqlglotError
 
-from mock_servers.core.errors import Code, ToolFailure, invalid
-from mock_servers.core.limits import MAX_INT
+from mock_servers.core.errors import Code, ToolFailure
 from mock_servers.sqlfront import dialect as words
 from mock_servers.sqlfront import functions, guards, infer, names, raised, types
 from mock_servers.sqlfront.dialect import Dialect
@@ -23,7 +22,7 @@ from mock_servers.sqlfront.names import Catalog, TableRef
 from mock_servers.sqlfront.target import Target
 from mock_servers.sqlfront.types import LogicalType
 
-_COUNT_BATCH = 4096
+_BATCH = 4096  # rows fetched at once when every row is stepped through
 
 
 @dataclass
@@ -166,40 +165,70 @@ def _unique(columns: list[str]) -> list[str]:
     return out
 
 
-def _rest(cursor: sqlite3.Cursor) -> int:
-    """How many rows `cursor` has left, stepped through in batches (memory stays bounded)."""
-    left = 0
-    while batch := cursor.fetchmany(_COUNT_BATCH):
-        left += len(batch)
-    return left
-
-
-def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-         dialect: Dialect, max_rows: int, skip: int = 0, show: types.Display = types.show,
-         counted: bool = False) -> Rows:
-    """Run a query, returning at most `max_rows` rows after the first `skip` (and whether
-    there were more), each value as `show` shows it. `counted`: also count the rows past them
-    in the same pass, for `Rows.total` (left None when `skip` passed every row)."""
+def _run(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
+         dialect: Dialect, most: int | None, skip: int = 0
+         ) -> tuple[Prepared, sqlite3.Cursor, list[LogicalType | None]]:
+    """Prepare and start a query, limited in the SQL to `most` rows after the first `skip`
+    (None: every row): the statement, its cursor and the type of each result column."""
     name_outputs(tree, dialect.name)
     prepared = prepare(tree, catalog, now, dialect)
     kinds = output_types(prepared)
-    prepared.tree = limit_rows(prepared.tree, MAX_INT if counted else max_rows + 1, skip)  # MAX_INT: every row
+    if most is not None:
+        prepared.tree = limit_rows(prepared.tree, most, skip)
     result = execute(cursor, prepared)
-    columns = [d[0] for d in result.description or ()]
-    with running(prepared):  # rows are computed as they are fetched: a function may fail here
-        found = result.fetchmany(max_rows + 1) if counted else result.fetchall()
-        total = skip + len(found) + _rest(result) if counted and (found or not skip) else None
-    shown = [kinds.get(c) or prepared.scope.get(c) for c in columns]
+    shown = [kinds.get(d[0]) or prepared.scope.get(d[0]) for d in result.description or ()]
+    return prepared, result, shown
+
+
+def _page(columns: list[str], shown: list[LogicalType | None], found: list[tuple[Any, ...]], max_rows: int,
+          show: types.Display, total: int | None = None) -> Rows:
+    """`found` (at most one row more than `max_rows`) as the rows of a result, each value shown."""
     values = [show.column(column, kind) for column, kind in zip(zip(*found[:max_rows]), shown)]
     return Rows(_unique(columns), list(map(list, zip(*values))), len(found) > max_rows, shown, total)
 
 
-def count(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
-          dialect: Dialect) -> int:
-    """How many rows a query gives, counted in SQL."""
-    prepared = prepare(tree, catalog, now, dialect)
-    inner = prepared.tree
-    if not isinstance(inner, exp.Query):
-        raise invalid("only a query has rows to count")
-    prepared.tree = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("_q", copy=False), copy=False)
-    return int(execute(cursor, prepared).fetchone()[0])
+def read(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
+         dialect: Dialect, max_rows: int, skip: int = 0, show: types.Display = types.show) -> Rows:
+    """Run a query, returning at most `max_rows` rows after the first `skip` (and whether
+    there were more), each value as `show` shows it."""
+    prepared, result, shown = _run(cursor, tree, catalog, now, dialect, max_rows + 1, skip)
+    with running(prepared):  # rows are computed as they are fetched: a function may fail here
+        found = result.fetchall()
+    return _page([d[0] for d in result.description or ()], shown, found, max_rows, show)
+
+
+@dataclass
+class Result:
+    """A query's whole result as SQLite gave it: what its pages are cut from."""
+
+    columns: list[str]
+    kinds: list[LogicalType | None]
+    rows: list[tuple[Any, ...]]
+
+    def page(self, max_rows: int, skip: int, show: types.Display) -> Rows:
+        """At most `max_rows` rows after the first `skip`, shown, with the total."""
+        return _page(self.columns, self.kinds, self.rows[skip:skip + max_rows + 1], max_rows, show, len(self.rows))
+
+
+def read_all(cursor: sqlite3.Cursor, tree: exp.Expression, catalog: Catalog, now: Callable[[], datetime],
+             dialect: Dialect, max_rows: int, skip: int, show: types.Display, keep: int) -> tuple[Rows, Result | None]:
+    """Run a query and step through every row once, in batches: the page of at most `max_rows`
+    rows after the first `skip`, with the total, and the whole result when it has at most
+    `keep` rows (else None: memory stays bounded)."""
+    prepared, result, shown = _run(cursor, tree, catalog, now, dialect, None)
+    end = skip + max_rows + 1
+    page: list[tuple[Any, ...]] = []
+    kept: list[tuple[Any, ...]] | None = []
+    seen = 0
+    with running(prepared):
+        while batch := result.fetchmany(_BATCH):
+            if skip < seen + len(batch) and seen < end:
+                page += batch[max(skip - seen, 0):end - seen]
+            if kept is not None and len(kept) + len(batch) > keep:
+                kept = None
+            elif kept is not None:
+                kept += batch
+            seen += len(batch)
+    columns = [d[0] for d in result.description or ()]
+    whole = Result(columns, shown, kept) if kept is not None else None
+    return _page(columns, shown, page, max_rows, show, seen), whole

@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
 
 from envs.payable_invoice_checker import TRAP_ROWS
 from generators.common import PersonNames
@@ -102,9 +103,8 @@ class Invoice:
         return self.status != PAID
 
 
-@dataclass(frozen=True)
-class OldRow:
-    """A row both tables already hold."""
+class OldRow(NamedTuple):
+    """A row both tables already hold (a tuple: a large world makes some 200,000)."""
 
     invoice_id: str
     supplier: str
@@ -247,10 +247,11 @@ def plan_existing(rng: random.Random, suppliers: list[Supplier], managers: list[
     """`count` old rows, each manager with at least one still outstanding, and the recorded
     invoices placed beyond the first `TRAP_ROWS` rows."""
     buyers = [*managers, *former]
+    days = [OLD_FROM + timedelta(days=n) for n in range((OLD_TO - OLD_FROM).days + 1)]  # as `_day` draws them
     rows = []
     for i in range(count):
         supplier = rng.choice(suppliers)
-        issued = _day(rng, OLD_FROM, OLD_TO)
+        issued = days[rng.randint(0, len(days) - 1)]
         buyer = managers[i] if i < len(managers) else rng.choice(buyers)
         amount = _money(rng, 40, 24_000)
         outstanding = i < len(managers) or rng.random() < OLD_OUTSTANDING

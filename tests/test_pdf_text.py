@@ -1,10 +1,12 @@
 """Page texts are pypdf's public `extract_text`: the same for the same world, a known text for a
 page drawn as the invoices are, every invoice read by the task's read set and the other PDF
-tools, and the files in the one-page layout are what pypdf reads."""
+tools, the files in the one-page layout are what pypdf reads, and texts extracted ahead in the
+worker process are the ones the server would extract (found by content, never stale)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import re
 from datetime import UTC, datetime
@@ -19,6 +21,7 @@ from envs.core.build import dispatcher, drive, tool_list
 from envs.core.registry import get_task
 from envs.payable_invoice_checker import FILES
 from generators.pdf import pdf_bytes
+from loca.core import pdf_text
 from loca.core.world import World
 from mock_servers.gateway import Gateway
 from mock_servers.pdf_tools import one_page
@@ -121,3 +124,41 @@ def test_other_files_are_not_one_page_files(worlds: list[World]) -> None:
                data.replace(b"/Trapped /False", b"/Trapped /True ")]
     written = pdf_bytes([["Invoice INV-1"]], title="T", author="A", moment=datetime(2025, 1, 1, tzinfo=UTC))
     assert all(one_page.read(other) is None for other in [*changed, written])
+
+
+def _invoice_bytes(world: World) -> list[bytes]:
+    return [path.read_bytes() for path in sorted((world.workspace / FILES).glob("*.pdf"))]
+
+
+def test_texts_extracted_ahead_are_the_ones_the_server_extracts(worlds: list[World],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    pdf_text.extract_soon([])  # no batch: every text is extracted in this process
+    expected = _read_set_outputs(worlds[0])
+    pdf_text.extract_soon(_invoice_bytes(worlds[0]))
+
+    def in_process(_page: Any) -> str:
+        raise AssertionError("a text was extracted in this process")
+
+    monkeypatch.setattr(pdf_text, "page_text", in_process)  # the worker is another process
+    assert _read_set_outputs(worlds[0]) == expected
+    with pytest.raises(RuntimeError, match="extracted in this process"):
+        _read_set_outputs(worlds[1])  # its files are not in the batch
+
+
+def test_only_the_latest_batch_is_found_and_a_dead_worker_is_done_without(worlds: list[World]) -> None:
+    first, second = (_invoice_bytes(world)[:3] for world in worlds)
+    digest = hashlib.sha256(first[0]).digest()
+    pdf_text.extract_soon(first)
+    assert pdf_text.extracted(digest) == pdf_text.file_texts(first[0]) and pdf_text.extracted(digest)
+    pdf_text.extract_soon(second)
+    assert pdf_text.extracted(digest) is None
+    assert pdf_text.extracted(hashlib.sha256(second[2]).digest()) == pdf_text.file_texts(second[2])
+    worker = pdf_text._AHEAD.worker
+    assert worker is not None
+    pdf_text.extract_soon(first)
+    worker.kill()
+    worker.wait()
+    assert pdf_text.extracted(digest) is None  # the answer never came: the server extracts it
+    pdf_text.extract_soon(first)  # a new worker
+    assert pdf_text.extracted(digest) == pdf_text.file_texts(first[0])
+    assert pdf_text.file_texts(b"not a PDF") is None

@@ -62,6 +62,7 @@ from generators.payable_invoice_checker.plan import (
 from generators.payable_invoice_checker.render import invoice_pdf
 from loca.core.clock import iso_z
 from loca.core.credentials import credentials_text
+from loca.core.pdf_text import extract_soon
 from loca.core.rng import WorldRng
 from loca.core.world import World, WorldMeta, write_text_atomic
 from mock_servers.core import sql
@@ -187,10 +188,14 @@ def _existing(rows: tuple[OldRow, ...]) -> dict[str, list[list[Any]]]:
 
 
 def _write_pdfs(world: World, invoices: tuple[Invoice, ...], company: str) -> None:
+    """The invoice PDFs, their texts then extracted in a worker while the rest of the world is
+    built (the measurement reads every one; `loca.core.pdf_text`)."""
     folder = world.workspace / FILES
     folder.mkdir()
-    for invoice in invoices:  # plainly, as generators.pdf.write_pdf writes the files of a new world
-        (folder / f"{invoice.invoice_id}.pdf").write_bytes(invoice_pdf(invoice, company))
+    datas = [invoice_pdf(invoice, company) for invoice in invoices]
+    for invoice, data in zip(invoices, datas, strict=True):  # plainly, as generators.pdf.write_pdf does
+        (folder / f"{invoice.invoice_id}.pdf").write_bytes(data)
+    extract_soon(datas)
 
 
 @contextmanager
@@ -225,10 +230,10 @@ def _generate(root: Path, p: dict[str, int], seed: int, target_tokens: int | Non
                      accounts={"email": {"address": plan.clerk.email},
                                "snowflake": {"database": DATABASE, "schema": SCHEMA}})
     world, db = create_world(root, meta, TASK.servers.values())
+    _write_pdfs(world, plan.invoices, plan.company)
     with db.write() as session:
         _write_state(session, plan, password, salt)
     db.dispose()
-    _write_pdfs(world, plan.invoices, plan.company)
     write_text_atomic(world.workspace / CREDENTIALS_FILE,
                       credentials_text("Accounts payable mailbox", plan.clerk.email, password, plan.domain))
     schema = {name: list(spec.items()) for name, spec in ((INVOICES, INVOICE_COLUMNS), (PAYMENTS, PAYMENT_COLUMNS))}

@@ -15,6 +15,7 @@ from typing import Any
 
 from pypdf import PageObject, PdfReader, PdfWriter
 
+from loca.core import pdf_text
 from loca.core.clock import iso_z
 from loca.core.world import write_bytes_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
@@ -52,9 +53,11 @@ class Pdf:
     in the one-page layout the generators write is counted without parsing it; pypdf reads it
     when a page, its text or the metadata is wanted."""
 
-    def __init__(self, data: bytes, shown: str) -> None:
+    def __init__(self, data: bytes, shown: str, digest: bytes) -> None:
+        """`digest`: the sha256 of `data`."""
         self.shown = shown
         self.size = len(data)
+        self.digest = digest
         self._data = data
         self._texts: dict[int, str] = {}
         if one_page.read(data) is not None:
@@ -89,13 +92,13 @@ class Pdf:
 
     def text(self, number: int) -> str:
         """The extracted text of a 1-based page, pypdf's `extract_text` (a note in its place
-        when it cannot be)."""
+        when it cannot be), or all pages' texts as extracted ahead (`loca.core.pdf_text`)."""
         if number not in self._texts:
-            try:
-                self._texts[number] = self.page(number).extract_text()
-            except Exception as exc:  # a broken content stream spoils this page only
-                self._texts[number] = (f"[the text of this page could not be extracted: "
-                                       f"{type(exc).__name__}]")
+            ahead = pdf_text.extracted(self.digest)
+            if ahead is not None and len(ahead) == self.pages:
+                self._texts.update(enumerate(ahead, start=1))
+            else:
+                self._texts[number] = pdf_text.page_text(self.page(number))
         return self._texts[number]
 
     @cached_property
@@ -179,7 +182,7 @@ def open_pdf(call: Call, path: str) -> Pdf:
     parsed: _Parsed = call.state.setdefault(_CACHE_KEY, _Parsed())
     pdf = parsed.get(key)
     if pdf is None:
-        pdf = Pdf(data, shown)
+        pdf = Pdf(data, shown, key[1])
         parsed.keep(key, pdf)
     return pdf
 

@@ -120,13 +120,13 @@ def test_pages_are_cut_from_one_kept_result_while_the_state_is_unchanged(world: 
     expected = list(range(BIG_ROWS - BIG_ROWS % 3, 0, -3))
     assert _pages(h, query, 700) == (expected, {len(expected)})
     kept = h.runtime.state["bigquery_results"]
-    assert len(kept.kept) == 1 and kept.rows == len(expected)  # one run, every page cut from it
+    assert len(kept.values) == 1 and kept.held == len(expected)  # one run, every page cut from it
     past = ok(h, "bigquery_run_query", query=query, max_results=5, start_index=len(expected) + 3)
     assert past["rows"] == [] and past["total_rows"] == len(expected) and not past["has_more"]
     monkeypatch.setattr(bq_query, "KEPT_ROWS", 100)  # too large to keep: every page runs the query
     other = "SELECT n FROM shop.big WHERE n > 9000 ORDER BY n"
     assert _pages(h, other, 300) == (list(range(9001, BIG_ROWS + 1)), {BIG_ROWS - 9000})
-    assert len(kept.kept) == 1
+    assert len(kept.values) == 1
 
 
 def test_a_kept_result_is_never_read_after_a_change(world: World) -> None:

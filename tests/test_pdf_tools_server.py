@@ -203,8 +203,8 @@ def test_parsed_pdfs_are_kept_within_their_budget(pdfs: ServerHarness, monkeypat
     for name in "abac":
         assert f"page {name}" in pdfs.ok_text("read_pdf_pages", pdf_file_path=f"{name}.pdf")
     kept = pdfs.runtime.state["pdf_tools.documents"]
-    assert [shown for shown, _ in kept.pdfs] == ["/workspace/a.pdf", "/workspace/c.pdf"]
-    assert kept.size == sum(pdf.size for pdf in kept.pdfs.values())
+    assert [shown for shown, _ in kept.values] == ["/workspace/a.pdf", "/workspace/c.pdf"]
+    assert kept.held == sum(pdf.size for pdf in kept.values.values())
 
 
 def test_text_output_is_cut_at_a_line_boundary(make_world: Any) -> None:

@@ -6,7 +6,6 @@ it with `start_index` reads it once, not once per page."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,6 +14,7 @@ from sqlglot import exp
 from mock_servers.core import sql
 from mock_servers.core.errors import Code, ToolFailure, invalid
 from mock_servers.core.output import dump_json, items_that_fit
+from mock_servers.core.recent import Recent
 from mock_servers.core.times import instant
 from mock_servers.core.toolkit import Call
 from mock_servers.google_cloud import base, bq_arrays, bq_functions, bq_types
@@ -26,29 +26,7 @@ from mock_servers.sqlfront.query import Result
 DIALECT = "bigquery"
 RUNS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE"})
 _CAP_NOTICE = "output cap reached after {} rows; request the next rows with start_index"
-KEPT_ROWS = 200_000  # rows of whole results a server keeps at most, all results together
-
-
-class Results:
-    """Whole query results by (query, state version), the newest last; at most `KEPT_ROWS` rows
-    in all. A change committed to the state gives a new version, so a kept result is only ever
-    found for the state it was read from."""
-
-    def __init__(self) -> None:
-        self.kept: OrderedDict[tuple[str, int], Result] = OrderedDict()
-        self.rows = 0
-
-    def get(self, key: tuple[str, int]) -> Result | None:
-        result = self.kept.get(key)
-        if result is not None:
-            self.kept.move_to_end(key)
-        return result
-
-    def keep(self, key: tuple[str, int], result: Result) -> None:
-        self.kept[key] = result
-        self.rows += len(result.rows)
-        while self.rows > KEPT_ROWS:
-            self.rows -= len(self.kept.popitem(last=False)[1].rows)
+KEPT_ROWS = 200_000  # rows of whole results a server keeps at most, all results together (by (query, state version))
 
 
 def catalog(call: Call) -> BigQueryCatalog:
@@ -200,7 +178,8 @@ def _select(call: Call, cat: BigQueryCatalog, statement: Statement, max_results:
     it ends, so the version is that of the state it reads."""
     front = engine(call, cat)
     key = (statement.tree.sql(DIALECT), call.db.version())
-    results: Results = call.state.setdefault("bigquery_results", Results())
+    results: Recent[tuple[str, int], Result] = call.state.setdefault(
+        "bigquery_results", Recent(lambda result: len(result.rows), KEPT_ROWS))
     whole = results.get(key)
     if whole is not None:
         return whole.page(max_results, start_index, front.show)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cached_property
@@ -20,6 +19,7 @@ from loca.core.clock import iso_z
 from loca.core.world import write_bytes_atomic
 from mock_servers.core.errors import Code, ToolFailure, invalid, not_found
 from mock_servers.core.files import display, resolve
+from mock_servers.core.recent import Recent
 from mock_servers.core.toolkit import Call
 from mock_servers.pdf_tools import one_page
 
@@ -146,29 +146,6 @@ def _existing_file(call: Call, path: str) -> Path:
     return target
 
 
-class _Parsed:
-    """The parsed PDFs a server keeps, by (shown path, content digest), least recently read
-    first, with their total size."""
-
-    def __init__(self) -> None:
-        self.pdfs: OrderedDict[tuple[str, bytes], Pdf] = OrderedDict()
-        self.size = 0
-
-    def get(self, key: tuple[str, bytes]) -> Pdf | None:
-        pdf = self.pdfs.get(key)
-        if pdf is not None:
-            self.pdfs.move_to_end(key)
-        return pdf
-
-    def keep(self, key: tuple[str, bytes], pdf: Pdf) -> None:
-        if pdf.size > _CACHE_MAX_BYTES:
-            return
-        self.pdfs[key] = pdf
-        self.size += pdf.size
-        while self.size > _CACHE_TOTAL_BYTES:
-            self.size -= self.pdfs.popitem(last=False)[1].size
-
-
 def open_pdf(call: Call, path: str) -> Pdf:
     """The workspace PDF at `path`, parsed (or taken from this server's memory when the same
     content was parsed before; small files only)."""
@@ -179,7 +156,8 @@ def open_pdf(call: Call, path: str) -> Pdf:
                           f"{MAX_PDF_BYTES // (1024 * 1024)} MB")
     data = target.read_bytes()
     key = (shown, hashlib.sha256(data).digest())
-    parsed: _Parsed = call.state.setdefault(_CACHE_KEY, _Parsed())
+    parsed: Recent[tuple[str, bytes], Pdf] = call.state.setdefault(
+        _CACHE_KEY, Recent(lambda pdf: pdf.size, _CACHE_TOTAL_BYTES, _CACHE_MAX_BYTES))
     pdf = parsed.get(key)
     if pdf is None:
         pdf = Pdf(data, shown, key[1])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,3 +163,22 @@ def test_only_the_latest_batch_is_found_and_a_dead_worker_is_done_without(worlds
     pdf_text.extract_soon(first)  # a new worker
     assert pdf_text.extracted(digest) == pdf_text.file_texts(first[0])
     assert pdf_text.file_texts(b"not a PDF") is None
+
+
+def test_a_forked_child_never_reads_the_parents_answers(worlds: list[World]) -> None:
+    datas = _invoice_bytes(worlds[0])[:2]
+    first, second = (hashlib.sha256(data).digest() for data in datas)
+    pdf_text.extract_soon(datas[:1])
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's batch is not its own; a batch of its own has a worker of its own
+        ok = pdf_text.extracted(first) is None
+        pdf_text.extract_soon(datas[1:])
+        ok = ok and pdf_text.extracted(second) == pdf_text.file_texts(datas[1])
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert pdf_text.extracted(first) == pdf_text.file_texts(datas[0])  # the parent's answer is still its own
+    os.close(read)
+    os.close(write)

@@ -103,6 +103,17 @@ class _Ahead:
             self.answer = pickle.load(self.worker.stdout)
             self.unread = False
 
+    def forget(self) -> None:
+        """In a child made by fork: the parent's worker is not this process's (its answers are
+        the parent's to read); the child's copies of the pipes are closed (their buffers are
+        empty: the fork waited for the lock) and a worker of its own starts when needed."""
+        if self.worker is not None:
+            for pipe in (self.worker.stdin, self.worker.stdout):
+                if pipe is not None:
+                    pipe.close()
+        self.lock = threading.Lock()  # the parent's, copied held
+        self.worker, self.digests, self.answer, self.unread = None, {}, None, False
+
     def close(self) -> None:
         """End the worker: its input closed, it ends once its answer is read."""
         with self.lock:
@@ -126,6 +137,9 @@ class _Ahead:
 
 
 _AHEAD = _Ahead()
+if hasattr(os, "register_at_fork"):  # no batch is half written when a process forks
+    os.register_at_fork(before=lambda: _AHEAD.lock.acquire(), after_in_parent=lambda: _AHEAD.lock.release(),
+                        after_in_child=lambda: _AHEAD.forget())
 
 
 def extract_soon(datas: Sequence[bytes]) -> None:

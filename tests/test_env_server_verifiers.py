@@ -1,7 +1,11 @@
 """The verifiers integration end to end: a virtualenv with verifiers and `loca-verifiers`,
 `loca env-server` running, and `vf-eval` playing a task with a scripted model (the task's
 oracle earns reward 1, the no-op agent 0). Without the network to build the virtualenv the
-test is skipped, unless LOCA_REQUIRE_VERIFIERS=1 (CI), where that is a failure."""
+test is skipped, unless LOCA_REQUIRE_VERIFIERS=1 (CI), where that is a failure.
+
+verifiers runs its agent harness as a script through `uv`; when none is on the PATH it installs
+one with `pip --user` (refused inside a virtualenv) or from astral.sh (not reachable in CI), so
+the virtualenv holds `uv` from PyPI and comes first on `vf-eval`'s PATH."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from tests.test_env_server import _start
 
 ROOT = Path(__file__).resolve().parent.parent
 VERIFIERS = "verifiers==0.4.0"
+UV = "uv>=0.9,<1"
 REQUIRE_ENV = "LOCA_REQUIRE_VERIFIERS"
 pytestmark = pytest.mark.slow
 
@@ -33,7 +38,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, source = base / "venv", base / "loca-verifiers"
     shutil.copytree(ROOT / "integrations" / "verifiers", source)  # a build writes beside the sources
     steps = [[sys.executable, "-m", "venv", str(path)],
-             [str(path / "bin" / "pip"), "install", "-q", VERIFIERS, str(source)]]
+             [str(path / "bin" / "pip"), "install", "-q", VERIFIERS, UV, str(source)]]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, timeout=900)
         if done.returncode:
@@ -83,7 +88,8 @@ def test_vf_eval_plays_a_task_on_the_env_server(venv, env_server, scripted, any_
                "--model", "scripted", "--client.base-url", scripted.base_url, "--client.api-key-var", "FAKE_KEY",
                "--no-push", "--no-rich", "-o", str(tmp_path / "out"), "-n", "1", "-r", "1"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path,
-                          env={**os.environ, "FAKE_KEY": "sk-fake"})
+                          env={**os.environ, "FAKE_KEY": "sk-fake",
+                               "PATH": os.pathsep.join([str(venv / "bin"), os.environ.get("PATH", "")])})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert scripted.conversations == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert _rewards(tmp_path / "out") == [reward]

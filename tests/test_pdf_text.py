@@ -10,6 +10,7 @@ import hashlib
 import io
 import os
 import re
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,17 @@ def test_a_forked_child_never_reads_the_parents_answers(worlds: list[World]) -> 
     assert pdf_text.extracted(first) == pdf_text.file_texts(datas[0])  # the parent's answer is still its own
     os.close(read)
     os.close(write)
+
+
+def test_a_worker_that_never_answers_is_given_up(worlds: list[World], monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _invoice_bytes(worlds[0])[0]
+    digest = hashlib.sha256(data).digest()
+    pdf_text.extract_soon([data])
+    worker = pdf_text._AHEAD.worker
+    assert worker is not None and pdf_text.extracted(digest) == pdf_text.file_texts(data)
+    monkeypatch.setattr(pdf_text, "ANSWER_SECONDS", 1)
+    worker.send_signal(signal.SIGSTOP)  # alive, silent
+    pdf_text.extract_soon([data])
+    assert pdf_text.extracted(digest) is None and worker.poll() is not None  # killed
+    pdf_text.extract_soon([data])
+    assert pdf_text.extracted(digest) == pdf_text.file_texts(data)  # a new worker

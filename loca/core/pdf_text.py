@@ -21,6 +21,7 @@ import io
 import logging
 import os
 import pickle
+import select
 import subprocess
 import sys
 import threading
@@ -33,6 +34,7 @@ from pypdf import PageObject, PdfReader
 log = logging.getLogger("loca.pdf_text")
 _ROOT = str(Path(__file__).resolve().parents[2])  # where `loca` is found, installed or not
 Texts = list[tuple[str, ...] | None]
+ANSWER_SECONDS = 60  # a batch of 300 invoices takes under a second: a worker that hangs is given up
 
 
 def page_text(page: PageObject) -> str:
@@ -100,6 +102,8 @@ class _Ahead:
     def _collect(self) -> None:
         if self.unread and self.worker is not None:
             assert self.worker.stdout is not None
+            if not select.select([self.worker.stdout], [], [], ANSWER_SECONDS)[0]:
+                raise OSError(f"no answer from the PDF worker in {ANSWER_SECONDS} s")
             self.answer = pickle.load(self.worker.stdout)
             self.unread = False
 

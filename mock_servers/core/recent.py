@@ -26,9 +26,10 @@ class Recent(Generic[K, V]):
         return value
 
     def keep(self, key: K, value: V) -> None:
-        if self.size(value) > self.most or key in self.values:
+        size = self.size(value)
+        if size > self.most or key in self.values:
             return
         self.values[key] = value
-        self.held += self.size(value)
+        self.held += size
         while self.held > self.total:
             self.held -= self.size(self.values.popitem(last=False)[1])
